@@ -1,0 +1,58 @@
+"""Canonical JSON bytes and content hashes under the four registered canonicalisations (spec 4)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from .pyrepr import pyrepr, pystr
+
+REGISTERED = ("dd-envelope-json-v1", "dd-input-json-v1", "dd-json-document-v1", "json-sorted-utf8-v1")
+FAIRSHARING_FIELDS = ("fairsharing_id", "doi", "name", "abbreviation", "record_type", "status",
+                      "description", "subjects", "domains")
+
+
+class CanonicalisationError(ValueError):
+    """Hashing failed; str(error) is the exact text the workbench prints."""
+
+
+def canonical_bytes(value) -> bytes:
+    """Serialise like json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False), UTF-8."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # lone surrogates (spec 9.4 item 9)
+        raise CanonicalisationError(str(exc)) from None
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def project_fairsharing(record: dict) -> dict:
+    """json-sorted-utf8-v1 projection: the 9 FAIRsharing fields, lists as sorted str() items."""
+    out = {}
+    for key in FAIRSHARING_FIELDS:
+        v = record.get(key)
+        if isinstance(v, list):
+            v = sorted(pystr(item) for item in v)
+        out[key] = v
+    return out
+
+
+def unknown_message(name) -> str:
+    return f"unknown canonicalisation {pyrepr(pystr(name))}; registered: {list(REGISTERED)!r}"
+
+
+def project(name, record):
+    """Project a record under canonicalisation ``name``; raise CanonicalisationError if unknown."""
+    if not isinstance(name, str) or name not in REGISTERED:
+        raise CanonicalisationError(unknown_message(name))
+    if name == "json-sorted-utf8-v1":
+        return project_fairsharing(record)
+    return record
+
+
+def content_hash(name, record) -> str:
+    """Return the SHA-256 hex of the canonical bytes of ``record`` under ``name``."""
+    return sha256_hex(canonical_bytes(project(name, record)))

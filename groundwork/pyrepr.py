@@ -1,0 +1,103 @@
+"""Python repr() of parsed JSON values, byte for byte as CPython 3.11 prints them (spec 6.10).
+
+The printable-character table is pinned to Unicode 14.0 (Python 3.11) so that messages do not
+change with the Python that runs groundwork (spec 10 K7).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from functools import lru_cache
+from pathlib import Path
+
+_TABLE = Path(__file__).with_name("unicode14_nonprintable.txt")
+
+
+@lru_cache(maxsize=1)
+def _nonprintable() -> tuple[list[int], list[int]]:
+    starts, ends = [], []
+    for line in _TABLE.read_text(encoding="ascii").splitlines():
+        if line and not line.startswith("#"):
+            a, b = line.split()
+            starts.append(int(a, 16))
+            ends.append(int(b, 16))
+    return starts, ends
+
+
+def _is_printable(cp: int) -> bool:
+    if 0x20 <= cp < 0x7F:
+        return True
+    starts, ends = _nonprintable()
+    i = bisect.bisect_right(starts, cp) - 1
+    return not (i >= 0 and cp <= ends[i])
+
+
+def repr_str(s: str) -> str:
+    """Return repr(s) as Python 3.11 writes it.
+
+    >>> repr_str("it's")
+    '"it\\'s"'
+    >>> repr_str('a\\nb')
+    "'a\\\\nb'"
+    """
+    quote = '"' if ("'" in s and '"' not in s) else "'"
+    out = [quote]
+    for ch in s:
+        cp = ord(ch)
+        if ch == quote or ch == "\\":
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif _is_printable(cp):
+            out.append(ch)
+        elif cp < 0x100:
+            out.append(f"\\x{cp:02x}")
+        elif cp < 0x10000:
+            out.append(f"\\u{cp:04x}")
+        else:
+            out.append(f"\\U{cp:08x}")
+    out.append(quote)
+    return "".join(out)
+
+
+def pyrepr(value) -> str:
+    """Return the Python repr of a parsed JSON value (dict order kept)."""
+    if value is None:
+        return "None"
+    if value is True:
+        return "True"
+    if value is False:
+        return "False"
+    if isinstance(value, str):
+        return repr_str(value)
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(pyrepr(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{repr_str(k)}: {pyrepr(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def pystr(value) -> str:
+    """Return Python's str() of a parsed JSON value (spec 0.3)."""
+    if isinstance(value, str):
+        return value
+    return pyrepr(value)
+
+
+def loads_exact(text: str):
+    """Parse JSON text exactly as Python's json module does (ints stay ints, last duplicate key wins)."""
+    return json.loads(text)
+
+
+def repr_json(text: str | None) -> str:
+    """Return the Python repr of the value stored as JSON text (NULL/None -> 'None')."""
+    if text is None:
+        return "None"
+    return pyrepr(loads_exact(text))

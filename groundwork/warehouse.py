@@ -1,0 +1,54 @@
+"""Open the DuckDB warehouse file and apply sql/schema.sql."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+
+from .errors import GroundworkError, WarehouseLocked
+from .paths import SCHEMA_SQL
+
+DEFAULT_PATH = "warehouse.duckdb"
+
+
+def schema_sql() -> str:
+    """Return the text of sql/schema.sql, the only DDL of the project."""
+    return SCHEMA_SQL.read_text(encoding="utf-8")
+
+
+def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Create every table and view (idempotent)."""
+    con.execute(schema_sql())
+
+
+def _lock_message(path: str, exc: Exception) -> str:
+    text = str(exc)
+    m = re.search(r"Conflicting lock is held in (.*?) \(PID (\d+)\)", text)
+    if m:
+        return f"warehouse {path} is locked by another process: {m.group(1)} (PID {m.group(2)}); try again when it has finished"
+    return f"warehouse {path} is locked by another process; try again when it has finished"
+
+
+def connect(path: str | Path = DEFAULT_PATH, read_only: bool = False, create: bool = True) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse; raise WarehouseLocked (one-line message) when another process holds it.
+
+    ``path`` may be ``:memory:`` for a throwaway warehouse (drop-in lint/verify, tests).
+    """
+    path = str(path)
+    if path != ":memory:":
+        p = Path(path)
+        if (read_only or not create) and not p.exists():
+            raise GroundworkError(f"warehouse {path} does not exist; run `groundwork ingest RUNS_DIR --warehouse {path}` first")
+    try:
+        con = duckdb.connect(path, read_only=read_only)
+    except duckdb.IOException as exc:
+        if "lock" in str(exc).lower():
+            raise WarehouseLocked(_lock_message(path, exc)) from None
+        raise GroundworkError(f"cannot open warehouse {path}: {exc}") from None
+    except duckdb.Error as exc:
+        raise GroundworkError(f"cannot open warehouse {path}: {exc}") from None
+    if not read_only:
+        apply_schema(con)
+    return con
