@@ -407,3 +407,81 @@ COMMENT ON COLUMN verify_unresolved.lint_id IS 'The verify pass.';
 COMMENT ON COLUMN verify_unresolved.invocation_id IS 'The run.';
 COMMENT ON COLUMN verify_unresolved.seq IS '0-based position in evidence order.';
 COMMENT ON COLUMN verify_unresolved.item IS 'The unresolved item text.';
+
+-- ------------------------------------------------------------------------------------------
+-- Source copies (helper D: groundwork/sources.py, spec 5.1-5.3)
+-- ------------------------------------------------------------------------------------------
+
+CREATE TABLE IF NOT EXISTS source_configs (
+    config_id   INTEGER PRIMARY KEY,
+    path        VARCHAR,
+    sha256      VARCHAR,
+    loaded_at   TIMESTAMP,
+    entries     INTEGER
+);
+COMMENT ON TABLE source_configs IS 'One row per distinct sources.yaml loaded (same absolute path and same bytes reuse the row).';
+COMMENT ON COLUMN source_configs.config_id IS 'Sequential id of the loaded configuration.';
+COMMENT ON COLUMN source_configs.path IS 'Absolute path of the sources.yaml.';
+COMMENT ON COLUMN source_configs.sha256 IS 'SHA-256 of the sources.yaml bytes.';
+COMMENT ON COLUMN source_configs.loaded_at IS 'UTC time the configuration was first loaded.';
+COMMENT ON COLUMN source_configs.entries IS 'Number of entries of its sources list.';
+
+CREATE TABLE IF NOT EXISTS source_refs (
+    config_id     INTEGER,
+    entry_index   INTEGER,
+    snapshot_ref  VARCHAR,
+    copy_id       VARCHAR,
+    path          VARCHAR,
+    file          VARCHAR,
+    id_field      VARCHAR,
+    sha256        VARCHAR
+);
+COMMENT ON TABLE source_refs IS 'Which pinned copy serves which evidence snapshot_ref under a configuration: one row per listed snapshot_ref (spec 5.1).';
+COMMENT ON COLUMN source_refs.config_id IS 'The configuration (source_configs).';
+COMMENT ON COLUMN source_refs.entry_index IS '0-based position of the entry in the sources list.';
+COMMENT ON COLUMN source_refs.snapshot_ref IS 'str() of one listed snapshot_ref value; evidence is looked up by str(snapshot_ref), so absent refs look up the string None.';
+COMMENT ON COLUMN source_refs.copy_id IS 'The copy serving the ref (source_copies.copy_id).';
+COMMENT ON COLUMN source_refs.path IS 'The data file path as written in sources.yaml.';
+COMMENT ON COLUMN source_refs.file IS 'The data file path resolved against the directory of sources.yaml.';
+COMMENT ON COLUMN source_refs.id_field IS 'str() of the entry''s id_field: the record key whose string value is the source_id.';
+COMMENT ON COLUMN source_refs.sha256 IS 'The pinned SHA-256 of the data file bytes.';
+
+CREATE TABLE IF NOT EXISTS source_copies (
+    copy_id        VARCHAR PRIMARY KEY,
+    sha256         VARCHAR,
+    id_field       VARCHAR,
+    format         VARCHAR,
+    size           BIGINT,
+    records_read   INTEGER,
+    record_count   INTEGER,
+    loaded_at      TIMESTAMP
+);
+COMMENT ON TABLE source_copies IS 'One row per pinned data file (per id field) whose records are in source_records; loaded once, whatever the configuration that names it.';
+COMMENT ON COLUMN source_copies.copy_id IS '<sha256>:<id_field>: the pinned bytes and the key that indexes them.';
+COMMENT ON COLUMN source_copies.sha256 IS 'SHA-256 of the data file bytes (equal to its pin; checked before loading).';
+COMMENT ON COLUMN source_copies.id_field IS 'Record key whose string value is the record id.';
+COMMENT ON COLUMN source_copies.format IS 'json-array (text starts with [ after leading whitespace) or jsonl (spec 5.2).';
+COMMENT ON COLUMN source_copies.size IS 'File size in bytes.';
+COMMENT ON COLUMN source_copies.records_read IS 'Records in the file, duplicate ids included.';
+COMMENT ON COLUMN source_copies.record_count IS 'Distinct record ids (a later duplicate id wins).';
+COMMENT ON COLUMN source_copies.loaded_at IS 'UTC time the copy was loaded.';
+
+CREATE TABLE IF NOT EXISTS source_records (
+    copy_id                 VARCHAR,
+    record_id               VARCHAR,
+    ord                     INTEGER,
+    hash_identity           VARCHAR,
+    hash_identity_error     VARCHAR,
+    hash_fairsharing        VARCHAR,
+    hash_fairsharing_error  VARCHAR,
+    record_json             VARCHAR
+);
+COMMENT ON TABLE source_records IS 'Every record of every pinned copy, keyed by (copy_id, record_id), with its hash under each canonicalisation (spec 4.2).';
+COMMENT ON COLUMN source_records.copy_id IS 'The copy (source_copies).';
+COMMENT ON COLUMN source_records.record_id IS 'The record''s id_field value (the source_id evidence cites).';
+COMMENT ON COLUMN source_records.ord IS '0-based position of the record in the file (the last one of a duplicated id).';
+COMMENT ON COLUMN source_records.hash_identity IS 'SHA-256 of the whole record''s canonical bytes: its hash under dd-json-document-v1, dd-input-json-v1 and dd-envelope-json-v1; NULL when it cannot be encoded.';
+COMMENT ON COLUMN source_records.hash_identity_error IS 'Why hash_identity is NULL (exact error text the workbench prints after S2: evidence ...: ).';
+COMMENT ON COLUMN source_records.hash_fairsharing IS 'SHA-256 of the record''s json-sorted-utf8-v1 projection (9 FAIRsharing fields, lists as sorted str() items).';
+COMMENT ON COLUMN source_records.hash_fairsharing_error IS 'Why hash_fairsharing is NULL.';
+COMMENT ON COLUMN source_records.record_json IS 'The record as compact JSON with sorted keys (Python json.dumps form).';
