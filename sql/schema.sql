@@ -746,3 +746,47 @@ COMMENT ON COLUMN citations.evidence_content_hashes IS 'The evidence item''s con
 COMMENT ON COLUMN citations.retrieval_matches IS 'retrieval spans of the run with the same (dd.source_id, dd.content_hash), in or out of the tree.';
 COMMENT ON COLUMN citations.first_retrieval_end IS 'Earliest end_time of those retrieval spans.';
 COMMENT ON COLUMN citations.delegation_matches IS 'Delegation entries with source id invocation:<delegated_invocation_id> and the same content hash.';
+
+-- ------------------------------------------------------------------------------------------
+-- Nightly job history (helper E: groundwork/nightly.py). One row per `groundwork nightly`;
+-- "new / resolved / still failing" compare a nightly's lint and verify passes with those of
+-- the previous nightly that finished (exit status 0 or 1).
+-- ------------------------------------------------------------------------------------------
+
+CREATE TABLE IF NOT EXISTS nightlies (
+    nightly_id          INTEGER PRIMARY KEY,
+    started_at          TIMESTAMP,
+    finished_at         TIMESTAMP,
+    runs_dir            VARCHAR,
+    out_dir             VARCHAR,
+    ingest_id           INTEGER,
+    lint_id             INTEGER,
+    verify_id           INTEGER,
+    baseline_nightly_id INTEGER,
+    baseline_lint_id    INTEGER,
+    baseline_verify_id  INTEGER,
+    runs_failing        INTEGER,
+    new_failing         INTEGER,
+    resolved            INTEGER,
+    still_failing       INTEGER,
+    exit_status         INTEGER,
+    error               VARCHAR
+);
+COMMENT ON TABLE nightlies IS 'One row per `groundwork nightly` job; a row with exit_status 0 or 1 is a finished nightly and the baseline of the next one.';
+COMMENT ON COLUMN nightlies.nightly_id IS 'Sequential id of the nightly job.';
+COMMENT ON COLUMN nightlies.started_at IS 'UTC time the job started.';
+COMMENT ON COLUMN nightlies.finished_at IS 'UTC time the job finished (NULL while running or if it was killed).';
+COMMENT ON COLUMN nightlies.runs_dir IS 'Absolute path of the archive root the job ingested.';
+COMMENT ON COLUMN nightlies.out_dir IS 'Absolute path of the report directory the job wrote.';
+COMMENT ON COLUMN nightlies.ingest_id IS 'The ingest the job ran (ingests.ingest_id).';
+COMMENT ON COLUMN nightlies.lint_id IS 'The lint pass the job ran (lints.lint_id, kind lint).';
+COMMENT ON COLUMN nightlies.verify_id IS 'The verify pass the job ran (lints.lint_id, kind verify); NULL without --sources.';
+COMMENT ON COLUMN nightlies.baseline_nightly_id IS 'The previous finished nightly this one was compared with (NULL for the first).';
+COMMENT ON COLUMN nightlies.baseline_lint_id IS 'lint_id of that baseline nightly.';
+COMMENT ON COLUMN nightlies.baseline_verify_id IS 'verify_id of that baseline nightly.';
+COMMENT ON COLUMN nightlies.runs_failing IS 'Runs failing the grounding rules or the source check (or not checkable) in this nightly.';
+COMMENT ON COLUMN nightlies.new_failing IS 'Runs failing now that did not fail that check in the baseline (new runs included).';
+COMMENT ON COLUMN nightlies.resolved IS 'Runs failing in the baseline that pass every check now.';
+COMMENT ON COLUMN nightlies.still_failing IS 'Runs failing both in the baseline and now (and not new in another check).';
+COMMENT ON COLUMN nightlies.exit_status IS '0 nothing new fails, 1 new violations, 2 the job could not be done; NULL while running.';
+COMMENT ON COLUMN nightlies.error IS 'One-line reason when exit_status is 2.';
