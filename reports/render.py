@@ -32,6 +32,9 @@ def environment() -> Environment:
     env.filters["repr_json"] = repr_json   # JSON text column -> Python repr
     env.filters["pyrepr"] = pyrepr         # parsed value -> Python repr
     env.filters["h12"] = _h12
+    from reports.filters import register as _register_report_filters  # visible, md, xml_chars, ...
+
+    _register_report_filters(env)
     return env
 
 
