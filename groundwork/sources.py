@@ -105,37 +105,58 @@ class LoadedSources:
 # sources.yaml
 # ------------------------------------------------------------------------------------------
 
-def read_config(path: str | Path) -> SourcesConfig:
-    """Read and validate the shape of a sources.yaml (spec 5.1); read no data file."""
+def read_config(path: str | Path) -> tuple[str, list]:
+    """Read a sources.yaml (YAML safe load) and return its hash and its ``sources`` list."""
     shown = str(path)
     try:
         raw = Path(path).read_bytes()
-        doc = yaml.safe_load(raw.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        doc = yaml.safe_load(raw)
+    except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read {shown}: {_one_line(exc)}") from None
-    if doc is None:
+    if doc is None:  # an empty file counts as {}
         doc = {}
     if not isinstance(doc, dict) or not isinstance(doc.get("sources"), list):
         raise ConfigError(f"{shown}: expected a top-level 'sources' list")
-    base = Path(path).parent
+    return sha256_hex(raw), doc["sources"]
+
+
+def make_entry(path: str | Path, index: int, item) -> SourceEntry:
+    """Validate the shape of one item of the sources list."""
+    shown = str(path)
+    if not isinstance(item, dict) or any(key not in item for key in REQUIRED_KEYS):
+        raise ConfigError(f"{shown}: each source needs snapshot_refs, path, id_field and sha256")
+    refs_raw = item["snapshot_refs"]
+    if not isinstance(refs_raw, list):
+        # The workbench would iterate a string character by character (or crash on a number).
+        raise ConfigError(f"{shown}: snapshot_refs of source {index + 1} must be a list, not {pyrepr_safe(refs_raw)}")
+    written = pystr_safe(item["path"])
+    return SourceEntry(index=index, snapshot_refs=tuple(pystr_safe(ref) for ref in refs_raw), path=written,
+                       file=Path(path).parent / written, id_field=item["id_field"],
+                       pin=pystr_safe(item["sha256"]))
+
+
+def check_sources(path: str | Path, *, already_loaded=frozenset()) -> tuple[SourcesConfig, list[SourceCopy]]:
+    """Validate a sources.yaml and its copies, entry by entry, in the workbench's order.
+
+    For each entry: its shape, its data file's bytes against the pin, its records (not parsed
+    again when its copy id is in ``already_loaded``), then its snapshot_refs against those of the
+    earlier entries.  Returns the configuration and the newly parsed copies.
+    """
+    sha, items = read_config(path)
     entries: list[SourceEntry] = []
+    copies: dict[str, SourceCopy] = {}
     seen: set[str] = set()
-    for index, item in enumerate(doc["sources"]):
-        if not isinstance(item, dict) or any(key not in item for key in REQUIRED_KEYS):
-            raise ConfigError(f"{shown}: each source needs snapshot_refs, path, id_field and sha256")
-        refs_raw = item["snapshot_refs"]
-        if not isinstance(refs_raw, list):
-            # The workbench would iterate a string character by character (or crash on a number).
-            raise ConfigError(f"{shown}: snapshot_refs of source {index + 1} must be a list, not {pyrepr_safe(refs_raw)}")
-        refs = tuple(pystr_safe(ref) for ref in refs_raw)
-        for ref in refs:
+    for index, item in enumerate(items):
+        entry = make_entry(path, index, item)
+        data = read_pinned(entry)
+        if entry.copy_id not in already_loaded and entry.copy_id not in copies:
+            copies[entry.copy_id] = load_copy(entry, data)
+        for ref in entry.snapshot_refs:
             if ref in seen:
-                raise ConfigError(f"{shown}: snapshot_ref {pyrepr(ref)} is listed twice")
+                raise ConfigError(f"{path}: snapshot_ref {pyrepr(ref)} is listed twice")
             seen.add(ref)
-        written = pystr_safe(item["path"])
-        entries.append(SourceEntry(index=index, snapshot_refs=refs, path=written, file=base / written,
-                                   id_field=item["id_field"], pin=pystr_safe(item["sha256"])))
-    return SourcesConfig(path=shown, sha256=sha256_hex(raw), entries=entries)
+        entries.append(entry)
+    return SourcesConfig(path=str(path), sha256=sha, entries=entries), list(copies.values())
 
 
 def pystr_safe(value) -> str:
@@ -233,10 +254,8 @@ def load_copy(entry: SourceEntry, data: bytes | None = None) -> SourceCopy:
 
 
 def load_sources(path: str | Path) -> tuple[SourcesConfig, list[SourceCopy]]:
-    """Load a sources.yaml and every copy in memory (all pins are checked before any parse)."""
-    config = read_config(path)
-    pinned = [(entry, read_pinned(entry)) for entry in config.entries]
-    return config, [load_copy(entry, data) for entry, data in pinned]
+    """Load a sources.yaml and every copy in memory (spec 5.1-5.3)."""
+    return check_sources(path)
 
 
 # ------------------------------------------------------------------------------------------
@@ -289,24 +308,16 @@ def _copy_table(copy: SourceCopy) -> pa.Table:
 def load_into_warehouse(con, path: str | Path) -> LoadedSources:
     """Load a sources.yaml and its copies into the warehouse; idempotent.
 
-    Every data file is read and checked against its pin before anything is parsed or written; a
-    copy whose pinned bytes (and id field) are already in the warehouse is not parsed again.
+    Every data file is checked against its pin before anything is written; a copy whose pinned
+    bytes (and id field) are already in the warehouse is not parsed again.
     """
-    config = read_config(path)
-    pinned = [(entry, read_pinned(entry)) for entry in config.entries]
     have = {row[0] for row in con.execute("SELECT copy_id FROM source_copies").fetchall()}
-    todo: dict[str, SourceCopy] = {}
-    skipped: list[str] = []
-    for entry, data in pinned:
-        if entry.copy_id in have:
-            if entry.copy_id not in skipped:
-                skipped.append(entry.copy_id)
-        elif entry.copy_id not in todo:
-            todo[entry.copy_id] = load_copy(entry, data)
+    config, copies = check_sources(path, already_loaded=have)
+    skipped = list(dict.fromkeys(e.copy_id for e in config.entries if e.copy_id in have))
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     con.execute("BEGIN TRANSACTION")
     try:
-        for copy in todo.values():
+        for copy in copies:
             con.execute("INSERT INTO source_copies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         [copy.entry.copy_id, copy.entry.pin, pystr_safe(copy.entry.id_field), copy.format,
                          copy.size, copy.records_read, len(copy.records), now])
@@ -316,4 +327,5 @@ def load_into_warehouse(con, path: str | Path) -> LoadedSources:
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    return LoadedSources(config_id=config_id, config=config, copies_loaded=list(todo), copies_skipped=skipped)
+    return LoadedSources(config_id=config_id, config=config, copies_loaded=[c.entry.copy_id for c in copies],
+                         copies_skipped=skipped)

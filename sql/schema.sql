@@ -486,6 +486,28 @@ COMMENT ON COLUMN source_records.hash_fairsharing IS 'SHA-256 of the record''s j
 COMMENT ON COLUMN source_records.hash_fairsharing_error IS 'Why hash_fairsharing is NULL.';
 COMMENT ON COLUMN source_records.record_json IS 'The record as compact JSON with sorted keys (Python json.dumps form).';
 
+CREATE OR REPLACE VIEW source_check_items AS
+SELECT e.invocation_id,
+       e.ord,
+       e.source_id,
+       e.snapshot_ref,
+       e.content_hash,
+       e.canonicalisation,
+       r.agent_id
+FROM evidence e
+JOIN runs r ON r.invocation_id = e.invocation_id
+WHERE r.verifiable
+  AND NOT (coalesce(r.grounding_mode IN ('input_only', 'none', 'delegation'), FALSE)
+           AND (e.source_id LIKE 'input:%' OR e.source_id LIKE 'invocation:%'));
+COMMENT ON VIEW source_check_items IS 'Evidence items the source check looks at (spec 5.4 steps 1-2): items of runs it can verify, minus input:/invocation: items of attested modes (input_only, none, delegation), which R2/D1/D2 already check.';
+COMMENT ON COLUMN source_check_items.invocation_id IS 'The run.';
+COMMENT ON COLUMN source_check_items.ord IS '0-based position in envelope.evidence (report order).';
+COMMENT ON COLUMN source_check_items.source_id IS 'str() of source_id (the record id looked up in the copy).';
+COMMENT ON COLUMN source_check_items.snapshot_ref IS 'str() of snapshot_ref (None when absent): the look-up key of the copy.';
+COMMENT ON COLUMN source_check_items.content_hash IS 'str() of content_hash, compared with the copy''s record hash.';
+COMMENT ON COLUMN source_check_items.canonicalisation IS 'str() of canonicalisation: selects the record hash (json-sorted-utf8-v1 projects, the three identity names share one hash).';
+COMMENT ON COLUMN source_check_items.agent_id IS 'The run''s agent (for drift summaries).';
+
 -- ------------------------------------------------------------------------------------------
 -- Investigation views (helper G): documented starting points for `groundwork sql` and the
 -- saved queries in sql/queries/. Portable SQL only (joins, aggregates, window functions,
@@ -790,3 +812,132 @@ COMMENT ON COLUMN nightlies.resolved IS 'Runs failing in the baseline that pass 
 COMMENT ON COLUMN nightlies.still_failing IS 'Runs failing both in the baseline and now (and not new in another check).';
 COMMENT ON COLUMN nightlies.exit_status IS '0 nothing new fails, 1 new violations, 2 the job could not be done; NULL while running.';
 COMMENT ON COLUMN nightlies.error IS 'One-line reason when exit_status is 2.';
+
+-- ==========================================================================================
+-- Grounding lint (helper C: sql/rules/, groundwork/rules.py, groundwork/lint.py)
+-- ==========================================================================================
+-- Derived relations of spec 6.1, read by the rule files in sql/rules/. Each is a plain view here,
+-- so any rule file also runs by hand against the warehouse. During a lint the runner
+-- (groundwork.rules.materialise) copies every one, in the order below, into a TEMP table of the
+-- same name restricted to the runs being linted; DuckDB resolves temp before main, so the rules
+-- then read precomputed rows and the recursive walk runs once per lint, not once per rule.
+-- Rule files read only these lint_* relations (GW3/GW4 also look children up in `runs`).
+
+CREATE OR REPLACE VIEW lint_runs AS
+SELECT invocation_id,
+       coalesce(grounding_mode, 'None')                              AS mode,
+       coalesce(grounding_mode, 'None') IN ('retrieval', 'input_only', 'none', 'delegation') AS mode_valid,
+       CASE WHEN grounding_mode_truthy THEN grounding_mode END        AS mode_label,
+       coalesce(grounding_mode_json, 'null')                          AS declared_json,
+       coalesce(succeeded, false)                                     AS succeeded,
+       payload_type,
+       coalesce(payload_has_schema_class, false)                      AS payload_has_schema_class,
+       payload_schema_class_json,
+       coalesce(payload_has_grounded_on, false)                       AS payload_has_grounded_on,
+       coalesce(evidence_count, 0)                                    AS evidence_count,
+       'input:' || coalesce(envelope_invocation_id, 'None')           AS input_sid
+FROM runs
+WHERE lintable;
+COMMENT ON VIEW lint_runs IS 'Runs the workbench linter can judge (runs.lintable), with the envelope values of spec 6.1/6.2 the rules need.';
+
+CREATE OR REPLACE VIEW lint_spans AS
+SELECT s.invocation_id, s.ord, s.name, s.name_json, s.span_id, s.trace_id, s.parent_id,
+       s.start_time, s.end_time,
+       coalesce(s.dd_source_id, 'None')    AS source_id,
+       coalesce(s.dd_content_hash, 'None') AS content_hash,
+       s.dd_grounding_mode, s.dd_grounding_mode_json, s.dd_grounding_mode_is_string,
+       s.dd_input_hash, s.dd_outcome
+FROM spans s JOIN lint_runs USING (invocation_id);
+COMMENT ON VIEW lint_spans IS 'Span records of lintable runs in file order; source_id/content_hash are str() of the attributes, the string None when absent (spec 6.1).';
+
+CREATE OR REPLACE VIEW lint_root AS
+SELECT s.invocation_id,
+       s.ord                          AS root_ord,
+       s.span_id                      AS root_span_id,
+       s.trace_id                     AS root_trace_id,
+       s.dd_grounding_mode            AS root_mode,
+       s.dd_grounding_mode_json       AS root_mode_json,
+       coalesce(s.dd_grounding_mode_is_string, false) AS root_mode_is_string,
+       coalesce(s.dd_input_hash, 'None') AS input_hash
+FROM lint_spans s
+JOIN (SELECT invocation_id FROM lint_spans WHERE name = 'invoke_agent'
+      GROUP BY invocation_id HAVING count(*) = 1) one USING (invocation_id)
+WHERE s.name = 'invoke_agent';
+COMMENT ON VIEW lint_root IS 'The single invoke_agent span of runs that have exactly one (spec 6.2 step 1).';
+
+CREATE OR REPLACE VIEW lint_tree AS
+WITH RECURSIVE walk AS (
+    SELECT r.invocation_id, r.root_ord AS ord, r.root_span_id AS span_id, 0 AS depth,
+           '/' || CAST(r.root_ord AS VARCHAR) || '/' AS path,
+           CAST('' AS VARCHAR) AS pop_key, CAST(NULL AS VARCHAR) AS parent_key, false AS cycle
+    FROM lint_root r
+    UNION ALL
+    SELECT c.invocation_id, c.ord, c.span_id, w.depth + 1,
+           w.path || CAST(c.ord AS VARCHAR) || '/',
+           w.pop_key || lpad(CAST(999999999 - c.ord AS VARCHAR), 9, '0'),
+           w.pop_key,
+           instr(w.path, '/' || CAST(c.ord AS VARCHAR) || '/') > 0
+    FROM walk w
+    JOIN lint_spans c ON c.invocation_id = w.invocation_id AND c.parent_id = w.span_id
+    WHERE NOT w.cycle
+)
+SELECT w.invocation_id, w.ord, w.depth, w.parent_key, w.cycle,
+       s.name, s.span_id, s.start_time, s.end_time, s.source_id, s.content_hash
+FROM walk w JOIN lint_spans s ON s.invocation_id = w.invocation_id AND s.ord = w.ord
+WHERE w.depth > 0;
+COMMENT ON VIEW lint_tree IS 'Descendants of the root (spec 6.1), once per path: a span reached through two copies of a duplicated parent id appears twice, as the workbench counts it. Upstream output order is (parent_key, ord): parent_key encodes the order in which the workbench''s stack pops the parent (negated sibling ords along the path, fixed width, compared as strings). A row with cycle = true re-enters its own path (errata C4); the walk stops there.';
+
+CREATE OR REPLACE VIEW lint_cycles AS
+SELECT invocation_id, min(ord) AS ord, min_by(span_id, ord) AS span_id
+FROM lint_tree WHERE cycle
+GROUP BY invocation_id;
+COMMENT ON VIEW lint_cycles IS 'Runs whose span tree has a span-id cycle reachable from the root: the workbench linter never returns (errata C4). ord/span_id name the first span record that closes a cycle.';
+
+CREATE OR REPLACE VIEW lint_judged AS
+SELECT r.*, t.root_ord, t.root_span_id, t.root_trace_id, t.root_mode, t.root_mode_json,
+       t.root_mode_is_string, t.input_hash
+FROM lint_runs r JOIN lint_root t USING (invocation_id)
+WHERE r.invocation_id NOT IN (SELECT invocation_id FROM lint_cycles);
+COMMENT ON VIEW lint_judged IS 'Runs that reach spec 6.2 step 2: lintable, exactly one root, no reachable cycle. (input_sid, input_hash) is the input pair.';
+
+CREATE OR REPLACE VIEW lint_counts AS
+SELECT j.invocation_id,
+       count(t.ord) FILTER (WHERE t.name = 'retrieval') AS retrieval_count,
+       count(t.ord) FILTER (WHERE t.name = 'chat')      AS chat_count,
+       min(t.end_time) FILTER (WHERE t.name = 'retrieval') AS first_retrieval_end
+FROM lint_judged j LEFT JOIN lint_tree t USING (invocation_id)
+GROUP BY j.invocation_id;
+COMMENT ON VIEW lint_counts IS 'retrieval_count and chat_count over the descendants, duplicates counted (spec 6.1, 6.7), and the earliest end of a retrieval (G1).';
+
+CREATE OR REPLACE VIEW lint_retrieved AS
+SELECT DISTINCT invocation_id, source_id, content_hash
+FROM lint_tree WHERE name = 'retrieval';
+COMMENT ON VIEW lint_retrieved IS 'The set `retrieved` of spec 6.1: (str(dd.source_id), str(dd.content_hash)) over retrieval descendants.';
+
+CREATE OR REPLACE VIEW lint_refs AS
+SELECT p.invocation_id, p.ord, p.kind, p.source_id, p.content_hash, p.value_json
+FROM payload_refs p JOIN lint_runs USING (invocation_id);
+COMMENT ON VIEW lint_refs IS 'Everything the grounded_on walk found (spec 6.5), in discovery order: kind ref, malformed or not_list.';
+
+CREATE OR REPLACE VIEW lint_grounded AS
+SELECT invocation_id, ord, source_id, content_hash
+FROM lint_refs WHERE kind = 'ref';
+COMMENT ON VIEW lint_grounded IS 'The list `grounded` of spec 6.1: well-formed (source_id, content_hash) references in discovery order.';
+
+CREATE OR REPLACE VIEW lint_evidence AS
+SELECT e.invocation_id, e.ord, e.source_id, e.source_id_json, e.content_hash,
+       e.canonicalisation_json, e.content_type, e.computed_hash, e.canonical_error
+FROM evidence e JOIN lint_runs USING (invocation_id);
+COMMENT ON VIEW lint_evidence IS 'Evidence elements of lintable runs in order; (source_id, content_hash) are the evidence pairs of spec 6.1.';
+
+CREATE OR REPLACE VIEW lint_delegations AS
+SELECT d.invocation_id, d.ord, d.delegated_invocation_id, d.content_hash
+FROM delegations d JOIN lint_runs USING (invocation_id);
+COMMENT ON VIEW lint_delegations IS 'Object entries of envelope.delegations of lintable runs.';
+
+CREATE OR REPLACE VIEW lint_citable AS
+SELECT invocation_id, input_sid AS source_id, input_hash AS content_hash FROM lint_judged
+UNION
+SELECT d.invocation_id, 'invocation:' || coalesce(d.delegated_invocation_id, 'None'), coalesce(d.content_hash, 'None')
+FROM lint_delegations d JOIN lint_judged USING (invocation_id);
+COMMENT ON VIEW lint_citable IS 'The set `citable` of spec 6.1 (delegation mode): the input pair and one pair per recorded delegation.';

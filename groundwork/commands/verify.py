@@ -1,0 +1,112 @@
+"""`groundwork verify`: the workbench's source check (S1/S2) over the warehouse, or one envelope.
+
+    groundwork verify --sources sources.yaml [--warehouse W] [--format text|jsonl|junit] [--out DIR]
+    groundwork verify ENVELOPE --sources sources.yaml      # drop-in for `workbench verify`
+
+Exit 0: every run passed (unresolved items never fail); 1: a violation, or a run that could not
+be verified; 2: the job could not be done (bad sources.yaml, copy not matching its pin, ...).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import sys
+from pathlib import Path
+
+import orjson
+import typer
+
+from ..errors import GroundworkError
+from ..warehouse import DEFAULT_PATH, connect
+
+WORKBENCH_DEFAULT_SOURCES = Path("workbench") / "sources.yaml"
+
+
+class VerifyFormat(str, enum.Enum):
+    text = "text"
+    jsonl = "jsonl"
+    junit = "junit"
+
+
+def resolve_sources(sources: str | None) -> str:
+    """--sources, else $DD_SOURCES_CONFIG, else workbench/sources.yaml (as the workbench does)."""
+    if sources:
+        return sources
+    env = os.environ.get("DD_SOURCES_CONFIG")
+    if env:
+        return env
+    if WORKBENCH_DEFAULT_SOURCES.exists():
+        return str(WORKBENCH_DEFAULT_SOURCES)
+    raise GroundworkError("no sources configuration: give --sources FILE or set DD_SOURCES_CONFIG")
+
+
+def write_outputs(result, out: str | None) -> None:
+    """Write DIR/<invocation_id>/sources.txt (the exact text) for every verified run."""
+    if not out:
+        return
+    from reports.filters import slug
+
+    root = Path(out)
+    for verdict in result.runs:
+        if verdict.text is None:
+            continue
+        folder = root / slug(verdict.invocation_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "sources.txt").write_bytes(verdict.text.encode("utf-8", "surrogateescape"))
+
+
+def print_result(result, fmt: VerifyFormat, *, drop_in: bool) -> None:
+    from reports.render import render
+
+    out = sys.stdout
+    if fmt is VerifyFormat.jsonl:
+        for verdict in result.runs:
+            out.buffer.write(orjson.dumps(verdict.as_json()) + b"\n")
+        out.flush()
+        return
+    if drop_in and fmt is VerifyFormat.text:
+        out.write(result.runs[0].text)
+        return
+    context = dict(runs=result.runs, passed=result.count("passed"), failed=result.count("failed"),
+                   unverifiable=result.count("unverifiable"), sources_path=result.sources_path,
+                   verified=sum(r.verified for r in result.runs),
+                   unresolved=sum(len(r.unresolved) for r in result.runs), seconds=result.seconds)
+    template = "verify/report.txt.j2" if fmt is VerifyFormat.text else "verify/junit.xml.j2"
+    out.write(render(template, **context))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("verify")
+    def verify_command(
+        envelope: str = typer.Argument(None, metavar="[ENVELOPE]",
+                                       help="Check this one envelope.json instead of the warehouse (drop-in for `workbench verify`)."),
+        sources: str = typer.Option(None, "--sources", "-s",
+                                    help="sources.yaml listing the pinned source copies (default: $DD_SOURCES_CONFIG, then workbench/sources.yaml)."),
+        warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="Warehouse file."),
+        fmt: VerifyFormat = typer.Option(None, "--format", "-f",
+                                         help="text (default), jsonl (one object per run) or junit."),
+        out: str = typer.Option(None, "--out", help="Also write DIR/<invocation_id>/sources.txt for every run."),
+        no_record: bool = typer.Option(False, "--no-record", help="Do not append the verdicts to the warehouse's check history."),
+    ) -> None:
+        """Re-hash externally sourced evidence against pinned source copies (rules S1, S2).
+
+        Evidence whose snapshot_ref has no copy in sources.yaml is "unresolved" and never fails.
+        """
+        from ..verify import verify_envelope, verify_warehouse
+
+        path = resolve_sources(sources)
+        fmt = fmt or VerifyFormat.text
+        if envelope is not None:
+            result = verify_envelope(envelope, path)
+            drop_in = True
+        else:
+            con = connect(warehouse, create=False)
+            try:
+                result = verify_warehouse(con, path, record=not no_record)
+            finally:
+                con.close()
+            drop_in = False
+        write_outputs(result, out)
+        print_result(result, fmt, drop_in=drop_in)
+        raise typer.Exit(0 if result.clean else 1)

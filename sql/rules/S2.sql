@@ -1,0 +1,33 @@
+-- code: S2
+-- title: evidence content_hash does not match the pinned copy's record (or cannot be computed)
+-- check: verify
+-- spec: 5.4 steps 6-7
+-- message: verify/messages.txt.j2
+-- One row per evidence item whose cited record exists in the copy but whose hash under the
+-- item's canonicalisation is unknown (unregistered name), cannot be computed (hash_error), or
+-- differs from str(content_hash) (actual_hash = the record's hash). Filter on config_id.
+SELECT config_id, invocation_id, ord, 'S2' AS code, source_id, snapshot_ref, content_hash,
+       canonicalisation, actual_hash, hash_error
+FROM (
+    SELECT sr.config_id,
+           i.invocation_id,
+           i.ord,
+           i.source_id,
+           i.snapshot_ref,
+           i.content_hash,
+           i.canonicalisation,
+           CASE WHEN i.canonicalisation = 'json-sorted-utf8-v1' THEN rec.hash_fairsharing
+                WHEN i.canonicalisation IN ('dd-envelope-json-v1', 'dd-input-json-v1', 'dd-json-document-v1')
+                THEN rec.hash_identity END AS actual_hash,
+           CASE WHEN i.canonicalisation = 'json-sorted-utf8-v1' THEN rec.hash_fairsharing_error
+                WHEN i.canonicalisation IN ('dd-envelope-json-v1', 'dd-input-json-v1', 'dd-json-document-v1')
+                THEN rec.hash_identity_error END AS hash_error,
+           i.canonicalisation IN ('json-sorted-utf8-v1', 'dd-envelope-json-v1', 'dd-input-json-v1',
+                                  'dd-json-document-v1') AS registered
+    FROM source_check_items i
+    JOIN source_refs sr ON sr.snapshot_ref = i.snapshot_ref
+    JOIN source_records rec ON rec.copy_id = sr.copy_id AND rec.record_id = i.source_id
+) checked
+WHERE NOT registered
+   OR hash_error IS NOT NULL
+   OR actual_hash <> content_hash
