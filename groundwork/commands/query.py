@@ -1,0 +1,52 @@
+"""`groundwork query`: run a saved investigation from sql/queries/ with typed `--param k=v` values."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from .. import queries
+from ..formats import Format, write
+from ..investigate import run
+from ..warehouse import DEFAULT_PATH, connect
+
+
+def print_list() -> None:
+    """Print every saved query: name, title, description and parameters."""
+    for q in queries.load().values():
+        print(f"{q.name} — {q.title}")
+        if q.description:
+            print(f"    {q.description}")
+        for p in q.params:
+            need = "required" if p.required else f"default {p.default}" if p.default is not None else "optional"
+            print(f"    --param {p.name}=<{p.type}>  ({need}) {p.description}".rstrip())
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("query")
+    def query_command(
+        name: str = typer.Argument(None, help="Saved query name (file stem in sql/queries/)."),
+        param: list[str] = typer.Option([], "--param", "-p", help="NAME=VALUE, typed by the query's header; repeatable."),
+        list_: bool = typer.Option(False, "--list", help="List the saved queries and their parameters."),
+        show: bool = typer.Option(False, "--show", help="Print the query's SQL instead of running it."),
+        warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="Warehouse file (opened read-only)."),
+        fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
+        max_width: int = typer.Option(40, "--max-width", help="table format: cut cells longer than this."),
+    ) -> None:
+        """Run a saved investigation, e.g. groundwork query runs_citing_source --param source_id=src:a"""
+        if list_:
+            print_list()
+            return
+        if not name:
+            raise queries.QueryError("name a saved query, or use --list")
+        saved = queries.get(name)
+        values = queries.bind(saved, queries.parse_assignments(param))
+        if show:
+            sys.stdout.write(saved.sql)
+            return
+        con = connect(warehouse, read_only=True)
+        try:
+            write(run(con, saved.sql, values), fmt, sys.stdout, max_width)
+        finally:
+            con.close()
