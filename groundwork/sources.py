@@ -5,7 +5,7 @@ checked against its pin before anything is parsed or written.  Each copy's recor
 their ``id_field`` value (a later duplicate id wins) and hashed once under every canonicalisation
 evidence can name: the three identity names share ``hash_identity``; ``json-sorted-utf8-v1``
 (the FAIRsharing projection) has ``hash_fairsharing``.  The source-check rules (sql/rules/S1.sql,
-S2.sql, SU.sql) then only join evidence to these rows.
+S2.sql, S0.sql) then only join evidence to these rows.
 
 Every configuration problem is a :class:`groundwork.errors.ConfigError` with a one-line message
 naming the file (the texts of the spec 5.1 table).  The workbench itself lets these escape as a

@@ -1,7 +1,7 @@
 """The workbench's source check (spec 5.4-5.5) over the whole warehouse, as SQL rules.
 
 ``verify_warehouse`` loads a sources.yaml (pins checked first, groundwork.sources), runs
-sql/rules/S1.sql, S2.sql and SU.sql (unresolved items) for that configuration, renders each
+sql/rules/S1.sql, S2.sql and S0.sql (unresolved items) for that configuration, renders each
 run's exact ``sources.txt`` with reports/templates/verify/, and appends the verdicts to the same
 history as lint (``lints`` kind ``verify``, ``verify_verdicts``, ``verify_unresolved``,
 ``lint_violations``).
@@ -13,6 +13,7 @@ A run the workbench's own check would crash on (``runs.verifiable`` false, e.g. 
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -27,7 +28,7 @@ from .paths import RULES_DIR
 from .sources import LoadedSources, _insert_arrow, load_into_warehouse
 
 VIOLATION_RULES = ("S1", "S2")
-UNRESOLVED_RULE = "SU"
+UNRESOLVED_RULE = "S0"
 RULE_CODES = VIOLATION_RULES + (UNRESOLVED_RULE,)
 
 
@@ -80,25 +81,46 @@ class VerifyResult:
 # Rules
 # ------------------------------------------------------------------------------------------
 
-@lru_cache(maxsize=None)
-def rule_sql(code: str) -> str:
-    """The SQL text of sql/rules/<code>.sql (without a trailing semicolon)."""
-    return (RULES_DIR / f"{code}.sql").read_text(encoding="utf-8").strip().rstrip(";")
+def rule_path(code: str) -> Path:
+    return RULES_DIR / f"{code}.sql"
 
 
 def ruleset_hash() -> str:
+    """SHA-256 over the source-check rule files (stem and full text, in stem order)."""
     h = hashlib.sha256()
-    for code in RULE_CODES:
-        h.update(code.encode() + b"\0" + rule_sql(code).encode() + b"\0")
+    for code in sorted(RULE_CODES):
+        h.update(code.encode() + b"\0" + rule_path(code).read_bytes() + b"\0")
     return h.hexdigest()
 
 
-def _rule_rows(con, code: str, config_id: int, scoped: bool) -> list[tuple]:
-    where = "q.config_id = ?"
-    if scoped:
-        where += " AND q.invocation_id IN (SELECT invocation_id FROM _verify_scope)"
-    return con.execute(f"SELECT * FROM ({rule_sql(code)}\n) q WHERE {where} ORDER BY q.invocation_id, q.ord",
-                       [config_id]).fetchall()
+def _rule_rows(con, code: str, config_id: int) -> list[dict]:
+    """Rows of sql/rules/<code>.sql for one configuration, in report order within each run."""
+    body = rule_path(code).read_text(encoding="utf-8").strip().rstrip(";")
+    cur = con.execute(f"SELECT * FROM (\n{body}\n) AS rule_rows ORDER BY invocation_id, ord",
+                      {"config_id": config_id})
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
+@contextmanager
+def scoped_items(con, runs=None):
+    """Materialise source_check_items (restricted to ``runs``) as a TEMP table for one pass.
+
+    DuckDB resolves the unqualified name to the temp table first, so every rule reads the
+    precomputed rows; the rule files stay runnable by hand against the view.
+    """
+    try:
+        if runs is not None:
+            con.register("_verify_scope", pa.table({"invocation_id": pa.array(list(runs), pa.string())}))
+            where = " WHERE invocation_id IN (SELECT invocation_id FROM _verify_scope)"
+        else:
+            where = ""
+        con.execute(f"CREATE OR REPLACE TEMP TABLE source_check_items AS SELECT * FROM main.source_check_items{where}")
+        yield
+    finally:
+        con.execute("DROP TABLE IF EXISTS temp.source_check_items")
+        if runs is not None:
+            con.unregister("_verify_scope")
 
 
 # ------------------------------------------------------------------------------------------
@@ -108,10 +130,6 @@ def _rule_rows(con, code: str, config_id: int, scoped: bool) -> list[tuple]:
 def _messages_module():
     from reports.render import environment
     return environment().get_template("verify/messages.txt.j2").module
-
-
-VIOLATION_COLUMNS = ("config_id", "invocation_id", "ord", "code", "source_id", "snapshot_ref",
-                     "content_hash", "canonicalisation", "actual_hash", "hash_error")
 
 
 def violation_message(row: dict) -> str:
@@ -144,37 +162,30 @@ def verify_warehouse(con, sources_path, *, runs=None, record=True) -> VerifyResu
     t0 = datetime.now(timezone.utc)
     loaded = load_into_warehouse(con, sources_path)
     cfg = loaded.config_id
-    scoped = runs is not None
-    if scoped:
-        con.register("_verify_scope", pa.table({"invocation_id": pa.array(list(runs), pa.string())}))
-    try:
-        scope_sql = " WHERE invocation_id IN (SELECT invocation_id FROM _verify_scope)" if scoped else ""
+    with scoped_items(con, runs):
+        scope_sql = " WHERE invocation_id IN (SELECT invocation_id FROM _verify_scope)" if runs is not None else ""
         run_rows = con.execute(
             f"SELECT invocation_id, coalesce(verifiable, FALSE), unverifiable_reason FROM runs{scope_sql} "
             "ORDER BY invocation_id").fetchall()
-        if scoped:
+        if runs is not None:
             missing = sorted(set(runs) - {r[0] for r in run_rows})
             if missing:
-                raise GroundworkError(f"no run {missing[0]} in the warehouse"
-                                      + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
-        item_scope = " AND i.invocation_id IN (SELECT invocation_id FROM _verify_scope)" if scoped else ""
+                more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+                raise GroundworkError(f"no run {missing[0]} in the warehouse{more}")
         with_copy = dict(con.execute(
             "SELECT i.invocation_id, count(*) FROM source_check_items i "
-            "JOIN source_refs sr ON sr.snapshot_ref = i.snapshot_ref AND sr.config_id = ?"
-            f"{item_scope} GROUP BY i.invocation_id", [cfg]).fetchall())
-        violations = sorted((row for code in VIOLATION_RULES for row in _rule_rows(con, code, cfg, scoped)),
-                            key=lambda r: (r[1], r[2]))
-        unresolved = _rule_rows(con, UNRESOLVED_RULE, cfg, scoped)
-    finally:
-        if scoped:
-            con.unregister("_verify_scope")
+            "JOIN source_refs sr ON sr.snapshot_ref = i.snapshot_ref AND sr.config_id = ? "
+            "GROUP BY i.invocation_id", [cfg]).fetchall())
+        violations = sorted((row for code in VIOLATION_RULES for row in _rule_rows(con, code, cfg)),
+                            key=lambda r: (r["invocation_id"], r["ord"]))
+        unresolved = _rule_rows(con, UNRESOLVED_RULE, cfg)
 
-    by_run_violations: dict[str, list[tuple]] = {}
+    by_run_violations: dict[str, list[dict]] = {}
     for row in violations:
-        by_run_violations.setdefault(row[1], []).append(row)
+        by_run_violations.setdefault(row["invocation_id"], []).append(row)
     by_run_unresolved: dict[str, list[str]] = {}
     for row in unresolved:
-        by_run_unresolved.setdefault(row[1], []).append(row[6])
+        by_run_unresolved.setdefault(row["invocation_id"], []).append(row["item"])
 
     verdicts: list[RunVerdict] = []
     for invocation_id, verifiable, reason in run_rows:
@@ -183,8 +194,8 @@ def verify_warehouse(con, sources_path, *, runs=None, record=True) -> VerifyResu
                                        reason=reason or "the workbench's source check cannot run on this envelope"))
             continue
         vrows = by_run_violations.get(invocation_id, ())
-        messages = [violation_message(dict(zip(VIOLATION_COLUMNS, row))) for row in vrows]
-        codes = [row[3] for row in vrows]
+        messages = [violation_message(row) for row in vrows]
+        codes = [row["code"] for row in vrows]
         unres = by_run_unresolved.get(invocation_id, [])
         verified = with_copy.get(invocation_id, 0) - len(vrows)
         verdicts.append(RunVerdict(invocation_id, "failed" if messages else "passed", verified, unres,

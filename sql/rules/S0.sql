@@ -1,18 +1,17 @@
--- code: SU
--- title: evidence without an independent copy (unresolved; never a violation)
--- check: verify
--- kind: unresolved
--- spec: 5.4 step 4
--- One row per evidence item whose str(snapshot_ref) no entry of the loaded sources.yaml
--- (config_id) lists; item is the text the report prints: <sid> (<ref>). Filter on config_id.
-SELECT c.config_id,
-       i.invocation_id,
+-- code: S0
+-- title: Evidence without an independent copy: unresolved, never a violation (spec 5.4 step 4)
+-- kind: source
+-- modes: all
+-- needs_succeeded: false
+-- order: ord
+SELECT i.invocation_id,
        i.ord,
-       'SU' AS code,
        i.source_id,
        i.snapshot_ref,
        i.source_id || ' (' || i.snapshot_ref || ')' AS item
+-- One row per evidence item whose str(snapshot_ref) no entry of the sources.yaml being checked
+-- ($config_id, see source_configs) lists. item is the text the report prints: <sid> (<ref>), the
+-- ref printed plainly (None when absent).
 FROM source_check_items i
-CROSS JOIN source_configs c
-LEFT JOIN source_refs sr ON sr.config_id = c.config_id AND sr.snapshot_ref = i.snapshot_ref
+LEFT JOIN source_refs sr ON sr.snapshot_ref = i.snapshot_ref AND sr.config_id = $config_id
 WHERE sr.copy_id IS NULL

@@ -1,16 +1,16 @@
 -- code: S2
--- title: evidence content_hash does not match the pinned copy's record (or cannot be computed)
--- check: verify
--- spec: 5.4 steps 6-7
--- message: verify/messages.txt.j2
+-- title: Evidence content_hash does not match the pinned copy's record, or cannot be computed (spec 5.4 steps 6-7)
+-- kind: source
+-- modes: all
+-- needs_succeeded: false
+-- order: ord
+SELECT invocation_id, ord, 'S2' AS code, source_id, snapshot_ref, content_hash,
+       canonicalisation, actual_hash, hash_error
 -- One row per evidence item whose cited record exists in the copy but whose hash under the
 -- item's canonicalisation is unknown (unregistered name), cannot be computed (hash_error), or
--- differs from str(content_hash) (actual_hash = the record's hash). Filter on config_id.
-SELECT config_id, invocation_id, ord, 'S2' AS code, source_id, snapshot_ref, content_hash,
-       canonicalisation, actual_hash, hash_error
+-- differs from str(content_hash) (actual_hash = the record's hash). $config_id is the sources.yaml being checked.
 FROM (
-    SELECT sr.config_id,
-           i.invocation_id,
+    SELECT i.invocation_id,
            i.ord,
            i.source_id,
            i.snapshot_ref,
@@ -25,7 +25,7 @@ FROM (
            i.canonicalisation IN ('json-sorted-utf8-v1', 'dd-envelope-json-v1', 'dd-input-json-v1',
                                   'dd-json-document-v1') AS registered
     FROM source_check_items i
-    JOIN source_refs sr ON sr.snapshot_ref = i.snapshot_ref
+    JOIN source_refs sr ON sr.snapshot_ref = i.snapshot_ref AND sr.config_id = $config_id
     JOIN source_records rec ON rec.copy_id = sr.copy_id AND rec.record_id = i.source_id
 ) checked
 WHERE NOT registered
