@@ -1,0 +1,28 @@
+"""`groundwork export --parquet DIR`: the warehouse as Parquet, Hive-partitioned, with a manifest."""
+
+from __future__ import annotations
+
+import typer
+
+from ..errors import GroundworkError
+from ..export import export_parquet
+from ..warehouse import DEFAULT_PATH, connect
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("export")
+    def export_command(
+        parquet: str = typer.Option(None, "--parquet", help="Directory to write (Hive layout: runs/completed_date=YYYY-MM-DD/...)."),
+        warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="Warehouse file (opened read-only)."),
+        overwrite: bool = typer.Option(False, "--overwrite", help="Write into a non-empty directory, replacing the tables' files."),
+    ) -> None:
+        """Export every table as Parquet for DuckDB, Spark or Trino; see DIR/manifest.json."""
+        if not parquet:
+            raise GroundworkError("name the target directory: groundwork export --parquet DIR")
+        con = connect(warehouse, read_only=True)
+        try:
+            manifest = export_parquet(con, parquet, overwrite=overwrite)
+        finally:
+            con.close()
+        total = sum(t["rows"] for t in manifest["tables"].values())
+        print(f"exported {len(manifest['tables'])} tables ({total} rows) to {parquet}; manifest: {parquet}/manifest.json")
