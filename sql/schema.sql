@@ -941,3 +941,8 @@ UNION
 SELECT d.invocation_id, 'invocation:' || coalesce(d.delegated_invocation_id, 'None'), coalesce(d.content_hash, 'None')
 FROM lint_delegations d JOIN lint_judged USING (invocation_id);
 COMMENT ON VIEW lint_citable IS 'The set `citable` of spec 6.1 (delegation mode): the input pair and one pair per recorded delegation.';
+
+-- Lint history additions (helper C). A lint restricted to some rule codes (--rules) is recorded
+-- too, but only passes that applied every rule feed latest_lint / lint_diff / recorded_drift.
+ALTER TABLE lints ADD COLUMN IF NOT EXISTS all_rules BOOLEAN;
+COMMENT ON COLUMN lints.all_rules IS 'lint passes: true when every grounding rule was applied (no --rules selection); NULL for verify passes.';

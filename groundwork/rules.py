@@ -1,0 +1,319 @@
+"""Rule files: parse, validate and run the SELECTs in sql/rules/.
+
+A rule is one ``.sql`` file whose body is a single SELECT (or WITH … SELECT) returning **one row
+per violation**. The file starts with a header of ``-- key: value`` lines (the header ends at the
+first line that is not one); the rest of the file is the body, which must stay runnable by hand
+against a warehouse (``groundwork sql < sql/rules/G1.sql``).
+
+Header keys (an unknown key, a missing required key or a bad value is a ``RuleFileError``):
+
+``code`` (required)
+    The code the violation is reported under (``G0``, ``E1``, …, ``GW1``, ``S1``). The file stem
+    is the code, or ``<code>_<check>`` when one code is split into several files
+    (``G0_tree.sql``).
+``title`` (required)
+    One line saying what the rule checks.
+``kind`` (required)
+    ``rule`` — a workbench grounding rule; its rows are the workbench's violations.
+    ``finding`` — a groundwork-only finding (GW…); never part of the workbench-compatible output.
+    ``source`` — a source-check rule (S1/S2, run by ``groundwork verify``, not by lint).
+``modes`` (required)
+    ``all`` or a comma list of ``retrieval, input_only, none, delegation``: the modes whose runs
+    the rule can report. The body itself restricts to those modes, so the file is the whole
+    truth; the header documents it and a test checks that the rows agree.
+``needs_succeeded`` (required)
+    ``true`` (fires only for a succeeded outcome), ``false``, or ``partly`` (one clause does,
+    e.g. G2(b)) — spec 6.4.
+``order`` (required, may be empty)
+    Comma list of result columns that order a run's rows within the rule (the workbench's order,
+    spec 6.2). The runner sorts by ``invocation_id`` then these columns. Empty for a rule that
+    reports at most one row per run.
+``step`` (required for ``kind: rule``)
+    The spec 6.2 step the rule belongs to (1–8). Step 8 rules are ordered within the step as in
+    ``MODE_RULES``. Findings come after every workbench violation.
+
+Every result column is available to the rule's message template as ``r.<column>``
+(``reports/templates/lint/<stem>.txt.j2`` for kinds rule and finding). Parameters are written
+``$name`` in the body and bound by the runner from the context it is given (never pasted into
+the SQL); the runner passes exactly the names the body uses.
+
+Example header::
+
+    -- code: G1
+    -- title: No chat span starts before the first retrieval span ends
+    -- kind: rule
+    -- step: 8
+    -- modes: retrieval
+    -- needs_succeeded: false
+    -- order: parent_key, ord
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from .errors import GroundworkError
+from .paths import RULES_DIR
+
+MODES = ("retrieval", "input_only", "none", "delegation")
+KINDS = ("rule", "finding", "source")
+# Spec 6.2 step 8: the rules each mode applies, in order.
+MODE_RULES = {
+    "retrieval": ("G1", "G2", "G3", "G4"),
+    "input_only": ("R1", "R2", "R3"),
+    "none": ("R1", "R2", "R3", "N1"),
+    "delegation": ("R1", "D1", "D2", "G4", "D3"),
+}
+# One order of all step-8 codes that contains every mode's list as a subsequence, so a run's
+# step-8 violations can be ordered without looking at its mode (checked by a test).
+STEP8_ORDER = ("G1", "G2", "G3", "R1", "R2", "R3", "N1", "D1", "D2", "G4", "D3")
+FINDING_STEP = 9
+
+REQUIRED = ("code", "title", "kind", "modes", "needs_succeeded", "order")
+OPTIONAL = ("step",)
+_HEADER_LINE = re.compile(r"^--\s*([a-z_]+)\s*:\s*(.*?)\s*$")
+_CODE = re.compile(r"^[A-Z]{1,2}[0-9]{1,2}$")
+_STEM = re.compile(r"^([A-Z]{1,2}[0-9]{1,2})(?:_([a-z][a-z0-9_]*))?$")
+_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+_PARAM = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_STRINGS_AND_COMMENTS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/", re.S)
+
+
+class RuleFileError(GroundworkError):
+    """A rule file is malformed; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One parsed rule file."""
+
+    code: str
+    title: str
+    kind: str
+    modes: tuple[str, ...]
+    needs_succeeded: str
+    order: tuple[str, ...]
+    step: int
+    path: Path
+    body: str
+    params: tuple[str, ...]
+
+    @property
+    def stem(self) -> str:
+        return self.path.stem
+
+    @property
+    def template(self) -> str:
+        """Message template of the rule, relative to reports/templates/."""
+        return f"lint/{self.stem}.txt.j2"
+
+    @property
+    def rank(self) -> tuple[int, int]:
+        """Position of the rule's violations in a report (spec 6.2): step, then step-8 order."""
+        if self.kind == "rule" and self.step == 8:
+            return (8, STEP8_ORDER.index(self.code))
+        return (self.step, 0)
+
+    def sorted_sql(self) -> str:
+        """The body wrapped so that rows come out in report order within each run."""
+        keys = ", ".join(("invocation_id",) + self.order)
+        return f"SELECT * FROM (\n{self.body}\n) AS rule_rows ORDER BY {keys}"
+
+
+def split_header(text: str) -> tuple[dict[str, str], str]:
+    """Split a rule file into its ``-- key: value`` header and its body.
+
+    >>> split_header("-- code: G1\\n-- title: t\\nSELECT 1\\n")
+    ({'code': 'G1', 'title': 't'}, 'SELECT 1')
+    """
+    header: dict[str, str] = {}
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = _HEADER_LINE.match(lines[i])
+        if not m:
+            break
+        key, value = m.groups()
+        if key in header:
+            raise ValueError(f"header key {key!r} given twice")
+        header[key] = value
+        i += 1
+    return header, "\n".join(lines[i:]).strip().rstrip(";").rstrip()
+
+
+def named_params(sql: str) -> tuple[str, ...]:
+    """Names of the ``$name`` parameters a body uses (ignoring strings and comments), sorted.
+
+    >>> named_params("SELECT $b, '$not' -- $nor\\nFROM t WHERE x = $a AND y = $b")
+    ('a', 'b')
+    """
+    return tuple(sorted(set(_PARAM.findall(_STRINGS_AND_COMMENTS.sub(" ", sql)))))
+
+
+def _comma_list(value: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in value.split(",") if item.strip())
+
+
+def parse_rule(path: Path, text: str | None = None) -> Rule:
+    """Parse and validate one rule file; raise RuleFileError naming the file on any problem."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8") if text is None else text
+
+    def bad(problem: str) -> RuleFileError:
+        return RuleFileError(f"rule file {path.name}: {problem}")
+
+    try:
+        header, body = split_header(text)
+    except ValueError as exc:
+        raise bad(str(exc)) from None
+    unknown = sorted(set(header) - set(REQUIRED) - set(OPTIONAL))
+    if unknown:
+        raise bad(f"unknown header key(s) {', '.join(unknown)} (allowed: {', '.join(REQUIRED + OPTIONAL)})")
+    missing = [k for k in REQUIRED if k not in header or (not header[k] and k != "order")]
+    if missing:
+        raise bad(f"missing header key(s) {', '.join(missing)}")
+    code = header["code"]
+    if not _CODE.match(code):
+        raise bad(f"code {code!r} is not one or two capital letters and a number")
+    stem = _STEM.match(path.stem)
+    if not stem or stem.group(1) != code:
+        raise bad(f"file name must be {code}.sql or {code}_<check>.sql")
+    kind = header["kind"]
+    if kind not in KINDS:
+        raise bad(f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    modes = _comma_list(header["modes"])
+    if modes == ("all",):
+        modes = MODES
+    elif not modes or any(m not in MODES for m in modes):
+        raise bad(f"modes {header['modes']!r} must be 'all' or a comma list of {', '.join(MODES)}")
+    needs = header["needs_succeeded"]
+    if needs not in ("true", "false", "partly"):
+        raise bad(f"needs_succeeded {needs!r} must be true, false or partly")
+    order = _comma_list(header["order"])
+    if any(not _IDENT.match(col) for col in order):
+        raise bad(f"order {header['order']!r} must be a comma list of result column names")
+    if kind == "rule":
+        if not re.fullmatch(r"[1-8]", header.get("step", "")):
+            raise bad("a kind: rule file needs step: 1..8 (spec 6.2)")
+        step = int(header["step"])
+        if step == 8 and code not in STEP8_ORDER:
+            raise bad(f"code {code} is not a step-8 rule of spec 6.2 ({', '.join(STEP8_ORDER)})")
+    elif "step" in header:
+        raise bad("only kind: rule files have a step")
+    else:
+        step = FINDING_STEP
+    code_only = _STRINGS_AND_COMMENTS.sub(" ", body)
+    if not re.match(r"(?is)^\s*(select|with)\b", code_only):
+        raise bad("the body must be a single SELECT or WITH … SELECT statement")
+    if ";" in code_only:
+        raise bad("the body must be a single statement (no ';')")
+    return Rule(code=code, title=header["title"], kind=kind, modes=modes, needs_succeeded=needs,
+                order=order, step=step, path=path, body=body, params=named_params(body))
+
+
+def load_rules(directory: Path = RULES_DIR, *, kinds: tuple[str, ...] = ("rule", "finding")) -> tuple[Rule, ...]:
+    """Load every rule file of ``directory`` of the given kinds, in report order.
+
+    The registry refuses two files that would report under the same code at the same place
+    (same code, kind and step), and stems that differ only in case.
+    """
+    rules: list[Rule] = []
+    seen_stems: dict[str, Path] = {}
+    seen_slots: dict[tuple, Path] = {}
+    for path in sorted(Path(directory).glob("*.sql")):
+        rule = parse_rule(path)
+        folded = path.stem.lower()
+        if folded in seen_stems:
+            raise RuleFileError(f"rule files {seen_stems[folded].name} and {path.name} have the same name")
+        seen_stems[folded] = path
+        slot = (rule.kind, rule.code, rule.step)
+        if rule.kind != "source" and slot in seen_slots:
+            raise RuleFileError(f"rule files {seen_slots[slot].name} and {path.name} both report "
+                                f"{rule.code} at step {rule.step}")
+        seen_slots[slot] = path
+        if rule.kind in kinds:
+            rules.append(rule)
+    return tuple(sorted(rules, key=lambda r: (r.rank, r.code, r.stem)))
+
+
+def select(rules: tuple[Rule, ...], codes: list[str] | None) -> tuple[Rule, ...]:
+    """Keep the rules whose code is in ``codes`` (all when None); unknown codes are an error."""
+    if not codes:
+        return rules
+    wanted = {c.strip().upper() for c in codes if c.strip()}
+    known = {r.code for r in rules}
+    unknown = sorted(wanted - known)
+    if unknown:
+        raise GroundworkError(f"unknown rule code(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    return tuple(r for r in rules if r.code in wanted)
+
+
+def ruleset_hash(rules: tuple[Rule, ...]) -> str:
+    """SHA-256 over the files of a rule set (stem and full text, in stem order)."""
+    digest = hashlib.sha256()
+    for rule in sorted(rules, key=lambda r: r.stem):
+        digest.update(rule.stem.encode() + b"\0" + rule.path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def bind(rule: Rule, context: dict | None) -> dict:
+    """Exactly the parameters the rule uses, taken from ``context`` (a missing one is an error)."""
+    context = context or {}
+    missing = [p for p in rule.params if p not in context]
+    if missing:
+        raise RuleFileError(f"rule file {rule.path.name}: no value for parameter(s) ${', $'.join(missing)}")
+    return {p: context[p] for p in rule.params}
+
+
+def run(con: duckdb.DuckDBPyConnection, rule: Rule, context: dict | None = None):
+    """Execute a rule; return (column names, rows as tuples) in report order within each run."""
+    try:
+        cur = con.execute(rule.sorted_sql(), bind(rule, context) or None)
+    except duckdb.Error as exc:
+        raise RuleFileError(f"rule file {rule.path.name} failed: {str(exc).splitlines()[0]}") from None
+    return [d[0] for d in cur.description], cur.fetchall()
+
+
+# ------------------------------------------------------------------------------ derived relations
+
+# The derived views of spec 6.1 defined in sql/schema.sql (section "Grounding lint"), in
+# dependency order. ``materialised`` copies them into TEMP tables for the duration of a lint.
+DERIVED = (
+    "lint_runs", "lint_spans", "lint_root", "lint_tree", "lint_cycles", "lint_judged",
+    "lint_counts", "lint_retrieved", "lint_refs", "lint_grounded", "lint_evidence",
+    "lint_delegations", "lint_citable",
+)
+
+
+@contextmanager
+def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None):
+    """Materialise the derived views as TEMP tables (restricted to ``runs`` when given).
+
+    DuckDB resolves an unqualified name to the temp table before the main view, so while the
+    context is active every rule (and every later derived view) reads the precomputed rows.
+    """
+    created: list[str] = []
+    try:
+        if runs is not None:
+            scope = pa.table({"invocation_id": pa.array(list(runs), pa.string())})
+            con.register("lint_scope_arrow", scope)
+            try:
+                con.execute("CREATE OR REPLACE TEMP TABLE lint_scope AS SELECT DISTINCT invocation_id FROM lint_scope_arrow")
+            finally:
+                con.unregister("lint_scope_arrow")
+            created.append("lint_scope")
+        for name in DERIVED:
+            where = " WHERE invocation_id IN (SELECT invocation_id FROM lint_scope)" if runs is not None else ""
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM main.{name}{where}")
+            created.append(name)
+        yield
+    finally:
+        for name in reversed(created):
+            con.execute(f"DROP TABLE IF EXISTS temp.{name}")

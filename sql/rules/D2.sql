@@ -1,0 +1,15 @@
+-- code: D2
+-- title: Delegation evidence is only the input or delegations the conductor recorded
+-- kind: rule
+-- step: 8
+-- modes: delegation
+-- needs_succeeded: false
+-- order: ord
+-- Spec 6.3 D2: each evidence pair not in citable.
+SELECT e.invocation_id, e.ord, e.source_id, e.content_hash
+FROM lint_evidence e
+JOIN lint_judged j USING (invocation_id)
+WHERE j.mode = 'delegation'
+  AND NOT EXISTS (SELECT 1 FROM lint_citable c
+                  WHERE c.invocation_id = e.invocation_id
+                    AND c.source_id = e.source_id AND c.content_hash = e.content_hash)

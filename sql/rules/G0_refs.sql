@@ -1,0 +1,12 @@
+-- code: G0
+-- title: Every grounded_on value is a list of objects with string source_id and content_hash
+-- kind: rule
+-- step: 6
+-- modes: all
+-- needs_succeeded: false
+-- order: ord
+-- Spec 6.2 step 6 over the walk of spec 6.5 (done by ingest into payload_refs).
+SELECT f.invocation_id, f.ord, f.kind AS problem, f.value_json
+FROM lint_refs f
+JOIN lint_judged j USING (invocation_id)
+WHERE j.mode_valid AND f.kind IN ('malformed', 'not_list')

@@ -1,0 +1,20 @@
+-- code: G2
+-- title: The payload rests only on records retrieved in this invocation, and on something when it succeeded
+-- kind: rule
+-- step: 8
+-- modes: retrieval
+-- needs_succeeded: partly
+-- order: ord
+-- Spec 6.3 G2: (a) every grounded pair, with multiplicity, must equal the pair of one retrieval
+-- span; (b) a succeeded envelope with a payload but no well-formed reference rests on nothing.
+SELECT g.invocation_id, g.ord, 'not_retrieved' AS problem, g.source_id, g.content_hash
+FROM lint_grounded g
+JOIN lint_judged j USING (invocation_id)
+LEFT JOIN lint_retrieved r
+       ON r.invocation_id = g.invocation_id AND r.source_id = g.source_id AND r.content_hash = g.content_hash
+WHERE j.mode = 'retrieval' AND r.invocation_id IS NULL
+UNION ALL
+SELECT j.invocation_id, -1, 'rests_on_nothing', NULL, NULL
+FROM lint_judged j
+WHERE j.mode = 'retrieval' AND j.succeeded AND j.payload_type IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM lint_grounded g WHERE g.invocation_id = j.invocation_id)

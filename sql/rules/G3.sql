@@ -1,0 +1,14 @@
+-- code: G3
+-- title: Every evidence hash was retrieved in this invocation
+-- kind: rule
+-- step: 8
+-- modes: retrieval
+-- needs_succeeded: false
+-- order: ord
+-- Spec 6.3 G3: the hash alone is compared (the source id is not).
+SELECT e.invocation_id, e.ord, e.source_id, e.content_hash
+FROM lint_evidence e
+JOIN lint_judged j USING (invocation_id)
+WHERE j.mode = 'retrieval'
+  AND NOT EXISTS (SELECT 1 FROM lint_retrieved r
+                  WHERE r.invocation_id = e.invocation_id AND r.content_hash = e.content_hash)

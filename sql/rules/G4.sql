@@ -1,0 +1,14 @@
+-- code: G4
+-- title: Every hash the payload rests on is in the evidence
+-- kind: rule
+-- step: 8
+-- modes: retrieval, delegation
+-- needs_succeeded: false
+-- order: ord
+-- Spec 6.3 G4: each grounded pair (with multiplicity) whose hash alone is not an evidence hash.
+SELECT g.invocation_id, g.ord, g.source_id, g.content_hash
+FROM lint_grounded g
+JOIN lint_judged j USING (invocation_id)
+WHERE j.mode IN ('retrieval', 'delegation')
+  AND NOT EXISTS (SELECT 1 FROM lint_evidence e
+                  WHERE e.invocation_id = g.invocation_id AND e.content_hash = g.content_hash)

@@ -1,0 +1,9 @@
+-- code: GW1
+-- title: No span-id cycle is reachable from invoke_agent (the workbench linter would never return)
+-- kind: finding
+-- modes: all
+-- needs_succeeded: false
+-- order:
+-- Errata C4. Such a run has no workbench verdict: lint reports it as unlintable.
+SELECT c.invocation_id, c.ord, c.span_id
+FROM lint_cycles c

@@ -1,0 +1,12 @@
+-- code: N1
+-- title: An agent that declared no model call has no chat span
+-- kind: rule
+-- step: 8
+-- modes: none
+-- needs_succeeded: false
+-- order:
+-- Spec 6.3 N1: one violation counting every chat descendant (duplicates included).
+SELECT j.invocation_id, c.chat_count
+FROM lint_judged j
+JOIN lint_counts c USING (invocation_id)
+WHERE j.mode = 'none' AND c.chat_count > 0

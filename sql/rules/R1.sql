@@ -1,0 +1,12 @@
+-- code: R1
+-- title: An agent that declared no retrieval has no retrieval span
+-- kind: rule
+-- step: 8
+-- modes: input_only, none, delegation
+-- needs_succeeded: false
+-- order:
+-- Spec 6.3 R1: one violation counting every retrieval descendant (duplicates included).
+SELECT j.invocation_id, c.retrieval_count
+FROM lint_judged j
+JOIN lint_counts c USING (invocation_id)
+WHERE j.mode IN ('input_only', 'none', 'delegation') AND c.retrieval_count > 0

@@ -1,0 +1,22 @@
+-- code: R2
+-- title: An input-grounded agent cites only its input, in the payload and in the evidence
+-- kind: rule
+-- step: 8
+-- modes: input_only, none
+-- needs_succeeded: false
+-- order: part, ord
+-- Spec 6.3 R2: every grounded pair (label payload), then every evidence pair (label evidence),
+-- that is not exactly the input pair (input:<invocation_id>, root dd.input_hash).
+SELECT g.invocation_id, 0 AS part, g.ord, 'payload' AS label,
+       g.source_id, g.content_hash, j.input_sid, j.input_hash
+FROM lint_grounded g
+JOIN lint_judged j USING (invocation_id)
+WHERE j.mode IN ('input_only', 'none')
+  AND NOT (g.source_id = j.input_sid AND g.content_hash = j.input_hash)
+UNION ALL
+SELECT e.invocation_id, 1, e.ord, 'evidence',
+       e.source_id, e.content_hash, j.input_sid, j.input_hash
+FROM lint_evidence e
+JOIN lint_judged j USING (invocation_id)
+WHERE j.mode IN ('input_only', 'none')
+  AND NOT (e.source_id = j.input_sid AND e.content_hash = j.input_hash)
