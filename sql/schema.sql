@@ -53,30 +53,43 @@ CREATE TABLE IF NOT EXISTS ingest_issues (
     path           VARCHAR,
     line           INTEGER,
     kind           VARCHAR,
-    message        VARCHAR
+    message        VARCHAR,
+    effect         VARCHAR
 );
 COMMENT ON TABLE ingest_issues IS 'Everything ingest found wrong with the input: which file, which line, why. Issues of a run are replaced when the run is reloaded.';
 COMMENT ON COLUMN ingest_issues.ingest_id IS 'The ingest that recorded the issue.';
 COMMENT ON COLUMN ingest_issues.invocation_id IS 'Run folder the issue belongs to (NULL for archive-level issues).';
 COMMENT ON COLUMN ingest_issues.path IS 'File or folder path, relative to the archive root.';
 COMMENT ON COLUMN ingest_issues.line IS '1-based line number inside the file, NULL when the issue concerns the whole file.';
-COMMENT ON COLUMN ingest_issues.kind IS 'Machine-readable issue kind, e.g. malformed-json, missing-file, bom, cycle.';
+COMMENT ON COLUMN ingest_issues.kind IS 'Machine-readable issue kind: missing-file, empty-file, truncated, malformed-json, non-utf8, bom, missing-key, wrong-type, bad-time, naive-time, name-mismatch, duplicate-invocation-id, cycle, unreadable, symlink-outside, line-too-long, lone-surrogate, unexpected-entry, bad-name.';
 COMMENT ON COLUMN ingest_issues.message IS 'Human-readable explanation.';
+COMMENT ON COLUMN ingest_issues.effect IS 'What the issue did to the run: rejected (folder not loaded, no runs row), unlintable (the workbench linter would crash or hang), unverifiable (its source check would crash), unlintable+unverifiable, none (recorded; the run is checked normally).';
 
 CREATE TABLE IF NOT EXISTS run_files (
     invocation_id  VARCHAR,
     file_name      VARCHAR,
     size           BIGINT,
     mtime_ns       BIGINT,
-    sha256         VARCHAR,
-    PRIMARY KEY (invocation_id, file_name)
+    sha256         VARCHAR
 );
 COMMENT ON TABLE run_files IS 'Fingerprint of every file of every run folder, used to skip unchanged runs on re-ingest.';
 COMMENT ON COLUMN run_files.invocation_id IS 'Run folder name.';
-COMMENT ON COLUMN run_files.file_name IS 'File name inside the run folder (envelope.json, spans.jsonl, ...).';
+COMMENT ON COLUMN run_files.file_name IS 'Path inside the run folder, /-separated (envelope.json, spans.jsonl, crate/ro-crate-metadata.json, any other file found).';
 COMMENT ON COLUMN run_files.size IS 'File size in bytes.';
 COMMENT ON COLUMN run_files.mtime_ns IS 'Modification time in nanoseconds since the epoch.';
-COMMENT ON COLUMN run_files.sha256 IS 'SHA-256 of the file bytes.';
+COMMENT ON COLUMN run_files.sha256 IS 'SHA-256 of the file bytes (NULL when the file could not be read).';
+
+CREATE TABLE IF NOT EXISTS archive_files (
+    path      VARCHAR,
+    size      BIGINT,
+    mtime_ns  BIGINT,
+    sha256    VARCHAR
+);
+COMMENT ON TABLE archive_files IS 'Fingerprint of the archive-level files (invocations.jsonl, schemas/*.json), used to skip re-reading them when unchanged.';
+COMMENT ON COLUMN archive_files.path IS 'Path relative to the archive root.';
+COMMENT ON COLUMN archive_files.size IS 'File size in bytes.';
+COMMENT ON COLUMN archive_files.mtime_ns IS 'Modification time in nanoseconds since the epoch.';
+COMMENT ON COLUMN archive_files.sha256 IS 'SHA-256 of the file bytes.';
 
 -- ------------------------------------------------------------------------------------------
 -- Runs and their contents
@@ -119,7 +132,10 @@ CREATE TABLE IF NOT EXISTS runs (
     recorded_grounding         VARCHAR,
     recorded_sources           VARCHAR,
     envelope_json              JSON,
-    request_json               JSON
+    request_json               JSON,
+    files_fingerprint          VARCHAR,
+    content_fingerprint        VARCHAR,
+    parser_version             INTEGER
 );
 COMMENT ON TABLE runs IS 'One row per run folder ever ingested (never deleted; a folder gone from disk is marked missing).';
 COMMENT ON COLUMN runs.invocation_id IS 'Run folder name (normally the UUIDv7 invocation id).';
@@ -159,6 +175,9 @@ COMMENT ON COLUMN runs.recorded_grounding IS 'Exact text of the recorded groundi
 COMMENT ON COLUMN runs.recorded_sources IS 'Exact text of the recorded sources.txt (NULL when absent).';
 COMMENT ON COLUMN runs.envelope_json IS 'The stored envelope document.';
 COMMENT ON COLUMN runs.request_json IS 'The stored request document.';
+COMMENT ON COLUMN runs.files_fingerprint IS 'SHA-256 over the (path, size, mtime) of every file of the run folder; equal on re-ingest -> the run is skipped unread.';
+COMMENT ON COLUMN runs.content_fingerprint IS 'SHA-256 over the (path, SHA-256 of bytes) of every file of the run folder; equal -> unchanged even if mtimes moved.';
+COMMENT ON COLUMN runs.parser_version IS 'Version of the ingest parser that loaded the run; runs loaded by another version are reloaded.';
 
 CREATE TABLE IF NOT EXISTS spans (
     invocation_id           VARCHAR,
@@ -186,7 +205,9 @@ CREATE TABLE IF NOT EXISTS spans (
     dd_grounding_mode_is_string BOOLEAN,
     status_code             VARCHAR,
     service_name            VARCHAR,
-    attributes              JSON
+    attributes              JSON,
+    start_unix_nano         BIGINT,
+    end_unix_nano           BIGINT
 );
 COMMENT ON TABLE spans IS 'One row per span record of a run''s spans.jsonl (both the SDK to_json and OTLP/JSON line forms).';
 COMMENT ON COLUMN spans.invocation_id IS 'Run folder the span belongs to.';
@@ -215,6 +236,8 @@ COMMENT ON COLUMN spans.dd_grounding_mode_is_string IS 'True when attribute dd.g
 COMMENT ON COLUMN spans.status_code IS 'status.status_code (UNSET, OK, ERROR); ignored by every rule.';
 COMMENT ON COLUMN spans.service_name IS 'resource attribute service.name; ignored by every rule.';
 COMMENT ON COLUMN spans.attributes IS 'All span attributes as a JSON object (OTLP key/value lists flattened).';
+COMMENT ON COLUMN spans.start_unix_nano IS 'Start as integer nanoseconds since the epoch: exact for OTLP lines, start_time x 1000 for SDK lines.';
+COMMENT ON COLUMN spans.end_unix_nano IS 'End as integer nanoseconds since the epoch (see start_unix_nano).';
 
 CREATE TABLE IF NOT EXISTS payload_refs (
     invocation_id   VARCHAR,
@@ -249,7 +272,9 @@ CREATE TABLE IF NOT EXISTS evidence (
     content_type        VARCHAR,
     content_json        JSON,
     computed_hash       VARCHAR,
-    canonical_error     VARCHAR
+    canonical_error     VARCHAR,
+    item_type           VARCHAR,
+    item_json           VARCHAR
 );
 COMMENT ON TABLE evidence IS 'One row per envelope evidence element, in order, with the hash of its content recomputed under its canonicalisation (spec 4).';
 COMMENT ON COLUMN evidence.invocation_id IS 'Run folder.';
@@ -266,6 +291,8 @@ COMMENT ON COLUMN evidence.hash_algorithm IS 'hash_algorithm as stored (never ch
 COMMENT ON COLUMN evidence.content_type IS 'JSON type of content: object, array, string, number, boolean; NULL when absent or null (E1 skips those).';
 COMMENT ON COLUMN evidence.content_json IS 'The content document as stored.';
 COMMENT ON COLUMN evidence.computed_hash IS 'SHA-256 of content under its canonicalisation (Python-compatible canonical JSON); NULL when content is not an object or hashing failed.';
+COMMENT ON COLUMN evidence.item_type IS 'JSON type of the evidence element: object normally; anything else (null, string, ...) makes the run unlintable and unverifiable, and then every other column but item_json is NULL.';
+COMMENT ON COLUMN evidence.item_json IS 'Raw JSON of the whole evidence element (Python json.dumps form).';
 COMMENT ON COLUMN evidence.canonical_error IS 'Hashing error text when computed_hash is NULL for an object content (e.g. unknown canonicalisation ...; registered: [...]).';
 
 CREATE TABLE IF NOT EXISTS delegations (
@@ -946,3 +973,118 @@ COMMENT ON VIEW lint_citable IS 'The set `citable` of spec 6.1 (delegation mode)
 -- too, but only passes that applied every rule feed latest_lint / lint_diff / recorded_drift.
 ALTER TABLE lints ADD COLUMN IF NOT EXISTS all_rules BOOLEAN;
 COMMENT ON COLUMN lints.all_rules IS 'lint passes: true when every grounding rule was applied (no --rules selection); NULL for verify passes.';
+
+CREATE OR REPLACE VIEW latest_lint AS
+WITH ranked AS (
+    SELECT v.*, l.started_at AS linted_at, l.ruleset_hash, l.tool_version,
+           ROW_NUMBER() OVER (PARTITION BY v.invocation_id ORDER BY v.lint_id DESC) AS recency
+    FROM lint_verdicts v
+    JOIN lints l ON l.lint_id = v.lint_id
+    WHERE l.kind = 'lint' AND coalesce(l.all_rules, true)
+)
+SELECT lint_id, invocation_id, status, passed, mode, retrieval_count, chat_count, summary, reason,
+       linted_at, ruleset_hash, tool_version
+FROM ranked
+WHERE recency = 1;
+COMMENT ON VIEW latest_lint IS 'Today''s grounding verdict of every run: its verdict in the latest full lint pass (all rules) that judged it.';
+COMMENT ON COLUMN latest_lint.lint_id IS 'The lint pass the verdict comes from.';
+COMMENT ON COLUMN latest_lint.invocation_id IS 'The run.';
+COMMENT ON COLUMN latest_lint.status IS 'passed, failed or unlintable.';
+COMMENT ON COLUMN latest_lint.passed IS 'True only for status passed.';
+COMMENT ON COLUMN latest_lint.mode IS 'Report mode (NULL = unknown mode).';
+COMMENT ON COLUMN latest_lint.retrieval_count IS 'Retrieval spans counted by the linter.';
+COMMENT ON COLUMN latest_lint.chat_count IS 'Chat spans counted by the linter.';
+COMMENT ON COLUMN latest_lint.summary IS 'Exact grounding.txt text without the final newline (NULL when unlintable).';
+COMMENT ON COLUMN latest_lint.reason IS 'Why the run is unlintable.';
+COMMENT ON COLUMN latest_lint.linted_at IS 'UTC start time of that lint pass.';
+COMMENT ON COLUMN latest_lint.ruleset_hash IS 'Rule set the verdict was computed with.';
+COMMENT ON COLUMN latest_lint.tool_version IS 'groundwork version that computed it.';
+
+CREATE OR REPLACE VIEW lint_diff AS
+WITH ranked AS (
+    SELECT v.invocation_id, v.lint_id, v.status,
+           ROW_NUMBER() OVER (PARTITION BY v.invocation_id ORDER BY v.lint_id DESC) AS recency
+    FROM lint_verdicts v
+    JOIN lints l ON l.lint_id = v.lint_id
+    WHERE l.kind = 'lint' AND coalesce(l.all_rules, true)
+),
+pair AS (
+    SELECT c.invocation_id, c.lint_id, c.status, p.lint_id AS previous_lint_id, p.status AS previous_status
+    FROM ranked c
+    LEFT JOIN ranked p ON p.invocation_id = c.invocation_id AND p.recency = 2
+    WHERE c.recency = 1
+),
+now_rows AS (
+    SELECT m.invocation_id, m.seq, m.code, m.message,
+           ROW_NUMBER() OVER (PARTITION BY m.invocation_id, m.message ORDER BY m.seq) AS occurrence
+    FROM lint_violations m
+    JOIN pair USING (invocation_id, lint_id)
+),
+before_rows AS (
+    SELECT m.invocation_id, m.seq, m.code, m.message,
+           ROW_NUMBER() OVER (PARTITION BY m.invocation_id, m.message ORDER BY m.seq) AS occurrence
+    FROM lint_violations m
+    JOIN pair p ON p.invocation_id = m.invocation_id AND p.previous_lint_id = m.lint_id
+)
+SELECT p.invocation_id,
+       coalesce(n.code, b.code) AS code,
+       coalesce(n.message, b.message) AS message,
+       CASE WHEN b.message IS NULL THEN 'new'
+            WHEN n.message IS NULL THEN 'resolved'
+            ELSE 'still_failing' END AS change,
+       coalesce(n.code, b.code) LIKE 'GW%' AS finding,
+       n.seq, b.seq AS previous_seq,
+       p.lint_id, p.previous_lint_id, p.status, p.previous_status
+FROM now_rows n
+FULL OUTER JOIN before_rows b
+     ON b.invocation_id = n.invocation_id AND b.message = n.message AND b.occurrence = n.occurrence
+JOIN pair p ON p.invocation_id = coalesce(n.invocation_id, b.invocation_id);
+COMMENT ON VIEW lint_diff IS 'What changed for each run between its two latest full lint passes: one row per violation (or groundwork finding) that is new, resolved or still failing. Identical messages are matched by occurrence. A run linted once has only new rows.';
+COMMENT ON COLUMN lint_diff.invocation_id IS 'The run.';
+COMMENT ON COLUMN lint_diff.code IS 'Rule code (G0 ... D3) or groundwork finding code (GW...).';
+COMMENT ON COLUMN lint_diff.message IS 'Exact message text.';
+COMMENT ON COLUMN lint_diff.change IS 'new (not in the previous pass), resolved (gone now) or still_failing (in both).';
+COMMENT ON COLUMN lint_diff.finding IS 'True for groundwork-only findings (GW...), which never change the workbench verdict.';
+COMMENT ON COLUMN lint_diff.seq IS 'Position in the latest report (NULL when resolved).';
+COMMENT ON COLUMN lint_diff.previous_seq IS 'Position in the previous report (NULL when new).';
+COMMENT ON COLUMN lint_diff.lint_id IS 'The run''s latest full lint pass.';
+COMMENT ON COLUMN lint_diff.previous_lint_id IS 'The run''s full lint pass before that (NULL when linted once).';
+COMMENT ON COLUMN lint_diff.status IS 'Verdict status in the latest pass.';
+COMMENT ON COLUMN lint_diff.previous_status IS 'Verdict status in the previous pass (NULL when linted once).';
+
+CREATE OR REPLACE VIEW recorded_drift AS
+WITH today AS (
+    SELECT l.*, r.recorded_grounding, coalesce(r.withheld, false) AS withheld
+    FROM latest_lint l
+    JOIN runs r USING (invocation_id)
+    WHERE r.recorded_grounding IS NOT NULL
+      AND (l.summary IS NULL OR l.summary || chr(10) <> r.recorded_grounding)
+),
+e1 AS (
+    SELECT m.invocation_id, count(*) AS e1_count
+    FROM lint_violations m
+    JOIN today t ON t.invocation_id = m.invocation_id AND t.lint_id = m.lint_id
+    WHERE m.code = 'E1'
+    GROUP BY m.invocation_id
+)
+SELECT t.invocation_id, t.lint_id, t.status, t.recorded_grounding,
+       CASE WHEN t.summary IS NULL THEN NULL ELSE t.summary || chr(10) END AS today_grounding,
+       CASE
+           WHEN t.withheld THEN 'withheld'
+           WHEN t.status <> 'unlintable'
+                AND ((coalesce(e1.e1_count, 0) > 0 AND strpos(t.recorded_grounding, chr(10) || '  - E1: ') = 0)
+                     OR (t.mode = 'delegation'
+                         AND strpos(t.recorded_grounding, 'G0: envelope declares no valid grounding_mode (''delegation'')') > 0))
+               THEN 'rules_changed'
+           WHEN t.recorded_grounding LIKE 'grounding: passed%' AND t.status <> 'passed' THEN 'recorded_pass_fails_today'
+           ELSE 'other'
+       END AS drift
+FROM today t
+LEFT JOIN e1 USING (invocation_id);
+COMMENT ON VIEW recorded_drift IS 'Runs whose recorded grounding.txt differs from today''s verdict (latest_lint), classified: withheld (the conductor stored an envelope without the payload and evidence it judged, spec 6.9), rules_changed (the text matches an older workbench rule set: no E1 lines where E1 fires today, or delegation rejected as an invalid mode, spec 9.1), recorded_pass_fails_today, other.';
+COMMENT ON COLUMN recorded_drift.invocation_id IS 'The run.';
+COMMENT ON COLUMN recorded_drift.lint_id IS 'The lint pass today''s verdict comes from.';
+COMMENT ON COLUMN recorded_drift.status IS 'Today''s status: passed, failed or unlintable.';
+COMMENT ON COLUMN recorded_drift.recorded_grounding IS 'grounding.txt as the workbench wrote it.';
+COMMENT ON COLUMN recorded_drift.today_grounding IS 'grounding.txt as the rules give it today (NULL when unlintable).';
+COMMENT ON COLUMN recorded_drift.drift IS 'withheld, rules_changed, recorded_pass_fails_today or other.';

@@ -1,0 +1,97 @@
+"""`groundwork ingest RUNS_DIR [--warehouse PATH]`: load a run archive into the warehouse.
+
+Incremental: unchanged runs are skipped, changed runs replaced whole, new runs added, runs
+whose folder disappeared kept and marked missing. Every problem found in the input is recorded
+in `ingest_issues` and summarised on stderr.
+
+Exit 0: the archive loaded cleanly; 1: it has ingest issues (see the summary / the
+`ingest_issues` table); 2: the job could not be done (missing folder, locked warehouse, ...).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import typer
+
+from ..warehouse import DEFAULT_PATH, connect
+
+
+class _Progress:
+    """A bar with runs/s on a terminal, a plain line every few seconds otherwise, or nothing."""
+
+    def __init__(self, quiet: bool, stream=None):
+        self.stream = stream or sys.stderr
+        self.quiet = quiet
+        self.tty = self.stream.isatty()
+        self.total = None
+        self.t0 = time.monotonic()
+        self.last = 0.0
+        self.bar = None
+
+    def __call__(self, done: int, total: int | None) -> None:
+        if self.quiet:
+            return
+        if total is not None:
+            self.total = total
+        now = time.monotonic()
+        rate = done / (now - self.t0) if now > self.t0 else 0.0
+        if self.tty:
+            if now - self.last < 0.1 and done != self.total:
+                return
+            self.last = now
+            width = 30
+            frac = done / self.total if self.total else 1.0
+            fill = int(width * frac)
+            self.stream.write(f"\ringest [{'#' * fill}{'.' * (width - fill)}] {done}/{self.total} runs  {rate:,.0f} runs/s ")
+            self.stream.flush()
+        elif total is not None and done == 0:
+            self.stream.write(f"ingest: {self.total} run folders\n")
+        elif now - self.last >= 5.0 or done == self.total:
+            self.last = now
+            self.stream.write(f"ingest: {done}/{self.total} runs ({rate:,.0f} runs/s)\n")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty and not self.quiet:
+            self.stream.write("\n")
+
+
+def summary_lines(result) -> list[str]:
+    """The stderr summary: counts that reconcile, then issues by kind."""
+    lines = [f"ingest: {result.folders_seen} folders seen = {result.runs_loaded} loaded + "
+             f"{result.runs_unchanged} unchanged + {result.runs_rejected} rejected; "
+             f"{result.runs_missing} missing from disk; {result.elapsed:.1f} s"]
+    if result.issues_by_kind:
+        total = result.issues_total
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(result.issues_by_kind.items()))
+        lines.append(f"ingest: {total} issue{'s' if total != 1 else ''} ({result.issues_new} new): {kinds}")
+        lines.append("ingest: details: groundwork sql \"SELECT * FROM ingest_issues\"")
+    return lines
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("ingest")
+    def ingest_cmd(
+        runs_dir: str = typer.Argument(..., help="The run store's runs/ folder (holds <invocation_id>/ folders)."),
+        warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="DuckDB warehouse file."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output; only problems (for cron)."),
+        rehash: bool = typer.Option(False, "--rehash", help="Compare content hashes even when size and mtime are unchanged."),
+        workers: int = typer.Option(None, "--workers", help="Parser processes (default: up to 4, one per CPU)."),
+    ) -> None:
+        """Load (incrementally) every run folder of RUNS_DIR into the warehouse."""
+        from ingest import ingest_archive
+
+        con = connect(warehouse)
+        progress = _Progress(quiet)
+        try:
+            result = ingest_archive(con, runs_dir, progress=progress, workers=workers, rehash=rehash)
+        finally:
+            progress.close()
+            con.close()
+        for line in summary_lines(result):
+            if quiet and not result.issues_by_kind:
+                break
+            print(line, file=sys.stderr)
+        raise typer.Exit(result.exit_code)

@@ -1,0 +1,219 @@
+"""envelope.json / request.json documents -> runs columns, payload_refs, evidence, delegations.
+
+Pure functions over parsed JSON. The str()/repr conventions are those of sql/schema.sql's
+column comments (spec 0.3, 6.1, 6.5, 6.10, 10 C2, C3, C5, K6).
+"""
+
+from __future__ import annotations
+
+import re
+
+from groundwork.canonical import CanonicalisationError, content_hash
+
+from . import issues as K
+from .issues import Issues
+from .jsontext import dumps, dumps_doc, iso_to_us_opt, json_type, vstr
+
+MODES = ("retrieval", "input_only", "none", "delegation")
+WITHHELD_TYPE = "https://w3id.org/data-director/problems/grounding-violation"
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _opt(doc: dict, key: str):
+    """vstr() of doc[key], or None when the key is absent."""
+    return vstr(doc[key]) if key in doc else None
+
+
+def _opt_nonnull(doc: dict, key: str):
+    """vstr() of doc[key], or None when absent or JSON null."""
+    v = doc.get(key)
+    return None if v is None else vstr(v)
+
+
+def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str | None) -> dict:
+    """runs columns derived from the envelope; records crash conditions in ``issues``."""
+    cols: dict = {}
+    if not isinstance(env, dict):
+        issues.add(path, None, K.WRONG_TYPE, f"envelope is a JSON {json_type(env) or 'null'}, not an object",
+                   lint=True, verify=True)
+        try:
+            cols["envelope_hash"] = content_hash("dd-envelope-json-v1", env)
+        except CanonicalisationError:
+            cols["envelope_hash"] = None
+        cols["envelope_json"] = dumps_doc(env)
+        cols["evidence_count"] = 0
+        cols["delegation_count"] = 0
+        return cols
+    raw_id = env.get("invocation_id")
+    cols["envelope_invocation_id"] = vstr(raw_id)
+    if folder_name is not None and raw_id != folder_name:
+        issues.add(path, None, K.NAME_MISMATCH,
+                   f"folder name {folder_name!r} differs from the envelope's invocation_id {cols['envelope_invocation_id']!r}")
+    cols["agent_id"] = _opt_nonnull(env, "agent_id")
+    cols["agent_version"] = _opt_nonnull(env, "agent_version")
+    cols["completed_at"] = iso_to_us_opt(env.get("completed_at"))
+    mode = env.get("grounding_mode")
+    cols["grounding_mode"] = None if mode is None else vstr(mode)
+    cols["grounding_mode_json"] = dumps(mode)
+    cols["grounding_mode_truthy"] = bool(mode)
+    if isinstance(mode, (list, dict)):  # spec 10 C5: the source check hashes the mode
+        issues.add(path, None, K.WRONG_TYPE,
+                   f"grounding_mode is a JSON {json_type(mode)}; the workbench source check would crash on it",
+                   verify=True)
+    outcome = env.get("outcome")
+    if isinstance(outcome, dict):
+        cols["outcome_status"] = _opt(outcome, "status")
+        cols["succeeded"] = outcome.get("status") == "succeeded"
+    else:
+        cols["outcome_status"] = None
+        cols["succeeded"] = False
+        if outcome:  # K6: a falsy outcome reads as "not succeeded"; a truthy non-object crashes
+            issues.add(path, None, K.WRONG_TYPE, f"outcome is a JSON {json_type(outcome)}, not an object", lint=True)
+    problem = env.get("problem")
+    cols["problem_type"] = _opt(problem, "type") if isinstance(problem, dict) else None
+    cols["withheld"] = isinstance(problem, dict) and problem.get("type") == WITHHELD_TYPE
+    payload = env.get("payload")
+    cols["payload_type"] = json_type(payload)
+    is_obj = isinstance(payload, dict)
+    cols["payload_has_schema_class"] = is_obj and "schema_class" in payload
+    cols["payload_schema_class_json"] = dumps(payload["schema_class"]) if cols["payload_has_schema_class"] else None
+    cols["payload_has_grounded_on"] = is_obj and "grounded_on" in payload
+    evidence = env.get("evidence")
+    if not evidence:  # C2: absent, null or any falsy value = no evidence
+        cols["evidence_count"] = 0
+    elif isinstance(evidence, list):
+        cols["evidence_count"] = len(evidence)
+        for i, ev in enumerate(evidence):
+            if not isinstance(ev, dict):
+                issues.add(path, None, K.WRONG_TYPE,
+                           f"evidence[{i}] is a JSON {json_type(ev) or 'null'}, not an object",
+                           lint=True, verify=True)
+    else:
+        cols["evidence_count"] = 0
+        issues.add(path, None, K.WRONG_TYPE,
+                   f"evidence is a non-empty JSON {json_type(evidence)}, not a list", lint=True, verify=True)
+    delegations = env.get("delegations")
+    if isinstance(delegations, list):
+        cols["delegation_count"] = sum(1 for d in delegations if isinstance(d, dict))
+    else:
+        cols["delegation_count"] = 0
+        if delegations and not isinstance(delegations, (str, dict)):  # C3: strings/objects iterate
+            issues.add(path, None, K.WRONG_TYPE,
+                       f"delegations is a JSON {json_type(delegations)}, which cannot be iterated", lint=True)
+    cols["conversation_id"] = _opt_nonnull(env, "conversation_id")
+    cols["parent_invocation_id"] = _opt_nonnull(env, "parent_invocation_id")
+    telemetry = env.get("telemetry")
+    cols["telemetry_trace_id"] = _opt_nonnull(telemetry, "trace_id") if isinstance(telemetry, dict) else None
+    try:
+        cols["envelope_hash"] = content_hash("dd-envelope-json-v1", env)
+    except CanonicalisationError:
+        cols["envelope_hash"] = None
+    cols["envelope_json"] = dumps_doc(env)
+    return cols
+
+
+def payload_rows(env, inv: str) -> list[tuple]:
+    """payload_refs rows: the recursive walk of spec 6.5 in discovery order."""
+    if not isinstance(env, dict) or env.get("payload") is None:
+        return []
+    rows: list[tuple] = []
+    for path, value in grounded_on_values(env["payload"], "$"):
+        if not isinstance(value, list):
+            rows.append((inv, len(rows), path, "not_list", None, None, dumps(value)))
+            continue
+        for i, el in enumerate(value):
+            p = f"{path}[{i}]"
+            if isinstance(el, dict) and isinstance(el.get("source_id"), str) and isinstance(el.get("content_hash"), str):
+                rows.append((inv, len(rows), p, "ref", vstr(el["source_id"]), vstr(el["content_hash"]), dumps(el)))
+            else:
+                rows.append((inv, len(rows), p, "malformed", None, None, dumps(el)))
+    return rows
+
+
+def _key_path(path: str, key: str) -> str:
+    if _IDENT.match(key):
+        return f"{path}.{key}"
+    return f"{path}[{dumps(key)}]"
+
+
+def grounded_on_values(value, path: str):
+    """Yield (jsonpath, value) for every value under a ``grounded_on`` key, document order,
+    not descending into those values (spec 6.5). Iterative, so deep payloads cannot overflow."""
+    stack = [(False, value, path)]
+    while stack:
+        found, node, p = stack.pop()
+        if found:
+            yield p, node
+        elif isinstance(node, dict):
+            for key, item in reversed(list(node.items())):
+                stack.append((key == "grounded_on", item, _key_path(p, key)))
+        elif isinstance(node, list):
+            for i in range(len(node) - 1, -1, -1):
+                stack.append((False, node[i], f"{p}[{i}]"))
+
+
+def evidence_rows(env, inv: str) -> list[tuple]:
+    """evidence rows: every element of a list-valued evidence, in order, with the content hash
+    recomputed under the element's canonicalisation (spec 4, 6.2 step 7)."""
+    if not isinstance(env, dict):
+        return []
+    evidence = env.get("evidence")
+    if not evidence or not isinstance(evidence, list):
+        return []
+    rows = []
+    for i, ev in enumerate(evidence):
+        if not isinstance(ev, dict):
+            rows.append((inv, i, None, None, None, None, None, None, None, None, None, None, None, None, None,
+                         json_type(ev) or "null", dumps(ev)))
+            continue
+        canon = ev.get("canonicalisation")
+        has_content = "content" in ev and ev["content"] is not None
+        content = ev.get("content")
+        computed = error = None
+        if isinstance(content, dict):
+            try:
+                computed = content_hash(canon, content)
+            except CanonicalisationError as exc:
+                error = vstr(str(exc))
+        rows.append((
+            inv, i,
+            vstr(ev.get("source_id")), dumps(ev.get("source_id")),
+            vstr(ev.get("content_hash")),
+            vstr(canon), dumps(canon),
+            vstr(ev.get("snapshot_ref")),
+            _opt(ev, "source_uri"), _opt(ev, "retrieved_at"), _opt(ev, "hash_algorithm"),
+            json_type(content) if has_content else None,
+            dumps_doc(content) if has_content else None,
+            computed, error,
+            "object", dumps(ev),
+        ))
+    return rows
+
+
+def delegation_rows(env, inv: str) -> list[tuple]:
+    """delegations rows: object elements of a list-valued delegations (spec 3.8, 10 C3)."""
+    if not isinstance(env, dict):
+        return []
+    delegations = env.get("delegations")
+    if not isinstance(delegations, list):
+        return []
+    return [(inv, i, vstr(d.get("delegated_invocation_id")), vstr(d.get("content_hash")),
+             _opt(d, "delegated_agent_id"), _opt(d, "delegated_agent_version"), _opt(d, "delegated_status"))
+            for i, d in enumerate(delegations) if isinstance(d, dict)]
+
+
+def request_columns(req, path: str, issues: Issues) -> dict:
+    """input_hash (spec 4.3), issued_at and the stored request document."""
+    cols = {"request_json": dumps_doc(req), "input_hash": None, "issued_at": None}
+    if not isinstance(req, dict):
+        issues.add(path, None, K.WRONG_TYPE, f"request is a JSON {json_type(req) or 'null'}, not an object")
+        return cols
+    if "input" not in req:
+        issues.add(path, None, K.MISSING_KEY, "request lacks the key 'input'; the input hash cannot be computed")
+    else:
+        try:
+            cols["input_hash"] = content_hash("dd-input-json-v1", req["input"])
+        except CanonicalisationError:  # lone surrogate: recorded as lone-surrogate by the reader
+            pass
+    cols["issued_at"] = iso_to_us_opt(req.get("issued_at"))
+    return cols

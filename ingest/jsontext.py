@@ -1,0 +1,197 @@
+"""Pure helpers: bytes -> text -> JSON values exactly as the workbench (CPython 3.11) reads them.
+
+Nothing here touches the file system or the warehouse. The JSON parser is orjson where it
+provably gives the same value as ``json.loads`` and ``json.loads`` otherwise (spec 10 K4,
+9.4 item 9):
+
+* orjson turns integers beyond 64 bits into floats -> any text holding a run of 19 or more
+  digits goes to ``json.loads``;
+* orjson rejects ``NaN``/``Infinity``, numbers that overflow a double and lone surrogate
+  escapes, all of which Python accepts -> any orjson error falls back to ``json.loads``, which
+  then either succeeds or raises the very error the workbench would raise.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timezone
+
+import orjson
+
+from groundwork.pyrepr import pystr
+
+_LONG_DIGITS = re.compile(r"\d{19}")
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+BOM = "\ufeff"
+MAX_LINE = 16 * 1024 * 1024  # 16 MiB: DuckDB's and the OTLP receivers' per-object limit
+
+
+def needs_exact(text: str) -> bool:
+    """True when orjson may differ from json.loads on ``text`` (a run of >= 19 digits)."""
+    return _LONG_DIGITS.search(text) is not None
+
+
+def loads(text: str, exact: bool | None = None):
+    """Parse JSON text with exactly the result (or the exception) of ``json.loads``.
+
+    ``exact`` may be passed when the caller already knows whether ``text`` (or the file it came
+    from) contains a long digit run; ``None`` means check.
+    """
+    if exact is None:
+        exact = needs_exact(text)
+    if not exact:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
+
+
+def dumps(value) -> str:
+    """The raw-JSON text stored in ``*_json`` columns: Python json.dumps, ASCII-escaped.
+
+    ASCII escaping keeps lone surrogates representable; ``repr_json`` parses it back exactly.
+    """
+    return json.dumps(value)
+
+
+def dumps_doc(value) -> str | None:
+    """JSON text for a DuckDB JSON column (documents shown to people and queried with ->>).
+
+    DuckDB's JSON type rejects lone surrogate escapes, so those are replaced by U+FFFD here
+    (the exact values live in the VARCHAR ``*_json`` columns).
+    """
+    text = json.dumps(value, separators=(",", ":"))
+    if "\\ud" in text:
+        text = _LONE.sub(r"\\ufffd", text)
+    return text
+
+
+# a \udXXX escape not part of a valid surrogate pair (ASCII-escaped text, so pairs are adjacent)
+_LONE = re.compile(r"(?<!\\)\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}")
+
+
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def has_lone_surrogate(value) -> bool:
+    """True when a parsed JSON value holds a lone surrogate (only JSON escapes can produce one)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return False
+    except UnicodeEncodeError:
+        return True
+
+
+def fix_surrogates(s: str) -> str:
+    """Replace lone surrogates (never produced by strict UTF-8 decoding, only by JSON escapes)."""
+    return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in s)
+
+
+def vstr(value) -> str:
+    """str() of a parsed JSON value, made storable (lone surrogates -> U+FFFD)."""
+    s = pystr(value)
+    if s.isascii():
+        return s
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return fix_surrogates(s)
+
+
+def vstr_opt(value, present: bool = True) -> str | None:
+    """vstr() or NULL (None) when the key is absent."""
+    return vstr(value) if present else None
+
+
+def json_type(value) -> str | None:
+    """JSON type name of a parsed value; None for JSON null."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+class DecodeProblem(Exception):
+    """Text could not be decoded as the workbench does; ``kind``/``line``/``message`` describe it."""
+
+    def __init__(self, kind: str, message: str, line: int | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.line = line
+
+
+def decode_utf8(data: bytes) -> tuple[str, list[DecodeProblem]]:
+    """Decode like ``read_text(encoding="utf-8")`` would, but never fail.
+
+    Returns the best-effort text (invalid bytes replaced by U+FFFD, a leading BOM removed)
+    and the problems that make the workbench's own read fail: ``non-utf8`` (with the 1-based
+    line of the first bad byte) and ``bom``.
+    """
+    problems: list[DecodeProblem] = []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        problems.append(DecodeProblem(
+            "non-utf8", f"invalid UTF-8 byte 0x{data[exc.start]:02x} at byte offset {exc.start}: {exc.reason}", line))
+        text = data.decode("utf-8", "replace")
+    if text.startswith(BOM):
+        problems.append(DecodeProblem("bom", "file starts with a UTF-8 byte order mark (U+FEFF), which Python's json rejects", 1))
+        text = text[1:]
+    return text, problems
+
+
+def strip0x(value: str) -> str:
+    return value[2:] if value.startswith("0x") else value
+
+
+class TimeProblem(ValueError):
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+def iso_to_us(value) -> int:
+    """ISO 8601 time -> microseconds since the epoch (UTC), as the workbench parses it (K1).
+
+    Raises TimeProblem(kind='wrong-type' | 'bad-time' | 'naive-time').
+    """
+    if not isinstance(value, str):
+        raise TimeProblem("wrong-type", f"{pystr_repr(value)} is not a string")
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise TimeProblem("bad-time", f"{pystr_repr(value)} is not an ISO 8601 time") from None
+    if moment.tzinfo is None:
+        raise TimeProblem("naive-time", f"{pystr_repr(value)} has no UTC offset")
+    delta = moment - _EPOCH
+    return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def iso_to_us_opt(value) -> int | None:
+    """Lenient variant for informational columns (completed_at, issued_at): None when unusable."""
+    try:
+        return iso_to_us(value)
+    except (TimeProblem, OverflowError):
+        return None
+
+
+def pystr_repr(value) -> str:
+    from groundwork.pyrepr import pyrepr
+    return vstr(pyrepr(value))
+
+
+def is_blank(line: str) -> bool:
+    """Blank per the workbench: empty after str.strip() (i.e. empty or all str.isspace())."""
+    return not line.strip()

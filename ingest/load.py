@@ -1,0 +1,702 @@
+"""Load an archive into the warehouse: batches of runs, one transaction per batch.
+
+Protocol (what makes kill -9 at any moment safe):
+
+1. An ``ingests`` row is committed first (``finished_at`` NULL until the end).
+2. Run folders are streamed from the archive root in chunks; worker processes list, fingerprint,
+   read and parse them (``process_chunk``); the main process writes each batch of results in
+   one transaction: the rows of reloaded runs are deleted and re-inserted whole, together with
+   their ``run_files`` fingerprints. A killed batch leaves nothing behind, and a committed one is
+   skipped as unchanged by the next ingest.
+3. A final transaction replaces the archive-level state (index, class schemas, issues of the
+   archive root and of rejected folders, duplicate-id issues), marks runs whose folder is gone
+   as missing and closes the ``ingests`` row. Everything it writes is recomputed from the disk
+   and the warehouse, so a re-run after a kill gives the same tables as one clean ingest.
+
+Re-ingesting an unchanged archive changes no row (except the new ``ingests`` log row).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from multiprocessing import get_context
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from groundwork.canonical import CanonicalisationError, content_hash
+from groundwork.errors import GroundworkError
+
+from . import issues as K
+from .issues import Issues
+from .jsontext import decode_utf8, dumps_doc, iso_to_us_opt, loads, vstr
+from .parse import PARSER_VERSION, file_rows, issue_rows, parse_run
+from .scan import INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name, list_run, read_files
+from .tables import COLUMNS, RUN_TABLES, RowSet, column_list, to_arrow
+
+CHUNK = 64            # runs per worker task
+LOOKUP = 1024         # runs per fingerprint look-up query
+BATCH_RUNS = 2000     # runs per transaction
+BATCH_ROWS = 150_000  # or fewer when the runs are large
+INDEX_LINES = 2000    # invocations.jsonl lines per worker task
+
+
+@dataclass
+class IngestResult:
+    """What one ingest did. Counts reconcile:
+    ``folders_seen == runs_loaded + runs_unchanged + runs_rejected``."""
+
+    ingest_id: int | None
+    runs_dir: str
+    folders_seen: int = 0
+    runs_loaded: int = 0
+    runs_unchanged: int = 0
+    runs_rejected: int = 0
+    runs_missing: int = 0
+    issues_new: int = 0
+    issues_by_kind: dict[str, int] = field(default_factory=dict)
+    elapsed: float = 0.0
+
+    @property
+    def issues_total(self) -> int:
+        return sum(self.issues_by_kind.values())
+
+    @property
+    def exit_code(self) -> int:
+        """0 clean, 1 the archive has ingest issues."""
+        return 1 if self.issues_by_kind else 0
+
+
+# ------------------------------------------------------------------------------- worker side
+
+
+@dataclass
+class ChunkResult:
+    loaded: list[str] = field(default_factory=list)       # (re)parsed runs
+    unchanged: list[str] = field(default_factory=list)
+    touched: list[tuple[str, str]] = field(default_factory=list)  # (name, files_fingerprint): same content, new stat
+    rejected: list[str] = field(default_factory=list)
+    tables: dict[str, pa.Table] = field(default_factory=dict)
+    touched_files: list[tuple] = field(default_factory=list)
+    rejected_issues: list[tuple] = field(default_factory=list)
+    rows: int = 0
+
+
+def process_chunk(root: str, root_real: str, ingest_id: int, items: list, rehash: bool) -> ChunkResult:
+    """List, fingerprint, read and parse a chunk of run folders.
+
+    ``items`` = [(name, stored)] where stored = (files_fingerprint, content_fingerprint,
+    parser_version) of the warehouse copy, or None for a run not in the warehouse.
+    """
+    res = ChunkResult()
+    rows = RowSet()
+    for name, stored in items:
+        listing = list_run(root, root_real, name)
+        if listing.reject is not None:
+            res.rejected.append(name)
+            kind, message = listing.reject
+            res.rejected_issues.append((ingest_id, name, name, None, kind, message, K.REJECTED))
+            continue
+        current = stored is not None and stored[2] == PARSER_VERSION
+        files_fp = listing.files_fingerprint()
+        if current and not rehash and files_fp == stored[0]:
+            res.unchanged.append(name)
+            continue
+        read_files(root, listing)
+        if current and listing.content_fingerprint() == stored[1]:
+            res.unchanged.append(name)
+            if files_fp != stored[0]:
+                res.touched.append((name, files_fp))
+                res.touched_files.extend(file_rows(listing))
+            continue
+        out, _ = parse_run(listing, ingest_id)
+        rows.extend(out)
+        res.loaded.append(name)
+    res.tables = {t: rows.arrow(t) for t in RUN_TABLES}
+    res.rows = rows.count()
+    return res
+
+
+def process_index_lines(lines: list[tuple[int, bytes]]) -> tuple[list[tuple], list[tuple]]:
+    """invocations.jsonl lines -> (invocation_index rows, issues (path, line, kind, message))."""
+    out, problems = [], []
+    for line_no, raw in lines:
+        text, decode_problems = decode_utf8(raw)
+        for p in decode_problems:
+            problems.append((INDEX_FILE, line_no, p.kind, p.message))
+        if not text.strip():
+            continue
+        try:
+            doc = loads(text)
+        except (ValueError, RecursionError) as exc:
+            problems.append((INDEX_FILE, line_no, K.MALFORMED_JSON, f"invalid JSON ({exc})"))
+            continue
+        if not isinstance(doc, dict):
+            problems.append((INDEX_FILE, line_no, K.WRONG_TYPE, "index line is not a JSON object"))
+            out.append((line_no, None, None, None, None, None))
+            continue
+        outcome = doc.get("outcome")
+        try:
+            h = content_hash("dd-envelope-json-v1", doc)
+        except CanonicalisationError:
+            h = None
+        out.append((line_no,
+                    vstr(doc["invocation_id"]) if "invocation_id" in doc else None,
+                    vstr(doc["agent_id"]) if "agent_id" in doc else None,
+                    vstr(outcome["status"]) if isinstance(outcome, dict) and "status" in outcome else None,
+                    iso_to_us_opt(doc.get("completed_at")), h))
+    return out, problems
+
+
+# ------------------------------------------------------------------------------- main side
+
+
+class _Pool:
+    """A process pool with bounded look-ahead (memory stays bounded by the window), or inline."""
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self.ex = None
+        self.window: deque = deque()
+
+    def __enter__(self):
+        if self.workers > 0:
+            self.ex = ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("spawn"))
+        return self
+
+    def __exit__(self, *exc):
+        if self.ex is not None:
+            self.ex.shutdown(wait=True, cancel_futures=True)
+
+    def submit(self, fn, *args):
+        """Queue a task; yield results of finished tasks (in submission order) when the window is full."""
+        if self.ex is None:
+            yield fn(*args)
+            return
+        self.window.append(self.ex.submit(fn, *args))
+        while len(self.window) > 2 * self.workers:
+            yield self.window.popleft().result()
+
+    def drain(self):
+        while self.window:
+            yield self.window.popleft().result()
+
+
+def _now():
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def _default_workers() -> int:
+    env = os.environ.get("GROUNDWORK_INGEST_WORKERS")
+    if env is not None and env.strip().isdigit():
+        return int(env)
+    return min(4, os.cpu_count() or 1)
+
+
+class _Loader:
+    def __init__(self, con: duckdb.DuckDBPyConnection, root: Path, progress, workers, rehash, batch_runs):
+        self.con = con
+        self.root = str(root)
+        self.root_real = os.path.realpath(root)
+        self.progress = progress
+        self.workers = workers
+        self.rehash = rehash
+        self.batch_runs = batch_runs
+        self.pending: list[ChunkResult] = []
+        self.pending_runs = 0
+        self.pending_rows = 0
+        self.existing: set[str] = set()
+        self.rejected_issues: list[tuple] = []
+        self.archive_issues = Issues()
+        self.index_rows: list[pa.Table] = []
+        self.index_issues: list[tuple] = []
+        self.done = 0
+
+    # -- bookkeeping rows ---------------------------------------------------------------
+
+    def start(self) -> int:
+        con = self.con
+        con.execute("BEGIN")
+        ingest_id = con.execute("SELECT coalesce(max(ingest_id), 0) + 1 FROM ingests").fetchall()[0][0]
+        from groundwork import __version__ as tool_version
+        con.execute("INSERT INTO ingests (ingest_id, runs_dir, started_at, tool_version) VALUES (?, ?, ?, ?)",
+                    [ingest_id, self.root_real, _now(), tool_version])
+        con.execute("COMMIT")
+        con.execute("CREATE OR REPLACE TEMP TABLE _gw_seen (invocation_id VARCHAR)")
+        con.execute("CREATE OR REPLACE TEMP TABLE _gw_index (" + ", ".join(
+            f"{n} {_duck(t)}" for n, t in COLUMNS["invocation_index"]) + ")")
+        self.ingest_id = ingest_id
+        self.any_runs = con.execute("SELECT count(*) FROM runs").fetchall()[0][0] > 0
+        return ingest_id
+
+    # -- run folders --------------------------------------------------------------------
+
+    def lookup(self, names: list[str]) -> list[tuple[str, tuple | None]]:
+        if not self.any_runs:
+            return [(n, None) for n in names]
+        tbl = pa.table({"name": pa.array(names, pa.string())})
+        self.con.register("_gw_names", tbl)
+        try:
+            found = {r[0]: r[1:] for r in self.con.execute(
+                "SELECT invocation_id, files_fingerprint, content_fingerprint, parser_version "
+                "FROM runs WHERE invocation_id IN (SELECT name FROM _gw_names)").fetchall()}
+        finally:
+            self.con.unregister("_gw_names")
+        self.existing.update(found)
+        return [(n, found.get(n)) for n in names]
+
+    def take(self, res: ChunkResult, result: IngestResult) -> None:
+        result.runs_loaded += len(res.loaded)
+        result.runs_unchanged += len(res.unchanged)
+        result.runs_rejected += len(res.rejected)
+        self.rejected_issues.extend(res.rejected_issues)
+        self.pending.append(res)
+        n = len(res.loaded) + len(res.unchanged) + len(res.rejected)
+        self.pending_runs += n
+        self.pending_rows += res.rows
+        self.done += n
+        if self.pending_runs >= self.batch_runs or self.pending_rows >= BATCH_ROWS:
+            self.flush(result)
+        if self.progress is not None:
+            self.progress(self.done, None)
+
+    def flush(self, result: IngestResult) -> None:
+        if not self.pending:
+            return
+        con = self.con
+        pending, self.pending = self.pending, []
+        self.pending_runs = self.pending_rows = 0
+        loaded = [n for r in pending for n in r.loaded]
+        replace = [n for n in loaded if n in self.existing]
+        seen = [n for r in pending for n in (*r.loaded, *r.unchanged)]
+        touched = [t for r in pending for t in r.touched]
+        con.execute("BEGIN")
+        try:
+            if replace:
+                _with_table(con, "_gw_replace", pa.table({"id": pa.array(replace, pa.string())}), lambda: [
+                    con.execute(f"DELETE FROM {t} WHERE invocation_id IN (SELECT id FROM _gw_replace)")
+                    for t in RUN_TABLES])
+            for t in RUN_TABLES:
+                parts = [r.tables[t] for r in pending if r.tables.get(t) is not None and r.tables[t].num_rows]
+                if not parts:
+                    continue
+                tbl = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+                if t == "ingest_issues":
+                    result.issues_new += tbl.num_rows
+                _insert(con, t, tbl)
+            if touched:
+                tt = pa.table({"id": pa.array([n for n, _ in touched], pa.string()),
+                               "fp": pa.array([fp for _, fp in touched], pa.string())})
+
+                def upd():
+                    con.execute("UPDATE runs SET files_fingerprint = _gw_touched.fp FROM _gw_touched "
+                                "WHERE runs.invocation_id = _gw_touched.id")
+                    con.execute("DELETE FROM run_files WHERE invocation_id IN (SELECT id FROM _gw_touched)")
+                _with_table(con, "_gw_touched", tt, upd)
+                _insert(con, "run_files", to_arrow("run_files", [f for r in pending for f in r.touched_files]))
+            if seen:
+                _with_table(con, "_gw_seen_batch", pa.table({"id": pa.array(seen, pa.string())}),
+                            lambda: con.execute("INSERT INTO _gw_seen SELECT id FROM _gw_seen_batch"))
+            con.execute("COMMIT")
+        except BaseException:
+            _rollback(con)
+            raise
+        self.existing.difference_update(loaded)
+
+    # -- archive level -------------------------------------------------------------------
+
+    def archive_file_changed(self, rel: str, path: str) -> tuple[bool, tuple | None]:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return True, None
+        row = self.con.execute("SELECT size, mtime_ns, sha256 FROM archive_files WHERE path = ?", [rel]).fetchall()
+        row = row[0] if row else None
+        if row is not None and row[0] == st.st_size and row[1] == st.st_mtime_ns and not self.rehash:
+            return False, row
+        return True, (st.st_size, st.st_mtime_ns)
+
+    def finish(self, result: IngestResult, index_state, schema_state) -> None:
+        con = self.con
+        archive_rows = issue_rows(self.archive_issues, self.ingest_id, None)
+        archive_rows += [(self.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in self.index_issues]
+        archive_rows += self.rejected_issues
+        con.execute("BEGIN")
+        try:
+            # runs whose folder is gone (or no longer loadable) are kept, marked missing
+            con.execute("UPDATE runs SET missing = NOT seen_now FROM (SELECT r.invocation_id AS id, "
+                        "s.invocation_id IS NOT NULL AS seen_now FROM runs r LEFT JOIN (SELECT DISTINCT invocation_id "
+                        "FROM _gw_seen) s USING (invocation_id)) m WHERE runs.invocation_id = m.id "
+                        "AND runs.missing IS DISTINCT FROM (NOT m.seen_now)")
+            # duplicate invocation ids among the runs on disk (computed over the whole warehouse)
+            archive_rows += [(self.ingest_id, inv, path, None, K.DUPLICATE_ID, msg, K.NONE) for inv, path, msg in con.execute("""
+                WITH present AS (SELECT invocation_id, run_path, envelope_invocation_id FROM runs
+                                 WHERE NOT missing AND envelope_invocation_id IS NOT NULL),
+                     claims AS (SELECT envelope_invocation_id AS claimed, invocation_id FROM present
+                                UNION SELECT invocation_id AS claimed, invocation_id FROM present)
+                SELECT p.invocation_id, p.run_path || '/envelope.json',
+                       'invocation_id ' || p.envelope_invocation_id || ' is also claimed by folder(s) ' ||
+                       string_agg(c.invocation_id, ', ' ORDER BY c.invocation_id)
+                FROM present p JOIN claims c ON c.claimed = p.envelope_invocation_id AND c.invocation_id <> p.invocation_id
+                GROUP BY p.invocation_id, p.run_path, p.envelope_invocation_id
+            """).fetchall()]
+            self._replace_derived_issues(archive_rows, result)
+            if index_state is not None:
+                con.execute("DELETE FROM invocation_index")
+                con.execute(f"INSERT INTO invocation_index ({column_list('invocation_index')}) "
+                            f"SELECT {column_list('invocation_index')} FROM _gw_index")
+                self._set_archive_file(INDEX_FILE, index_state)
+            elif index_state is None and self.index_missing:
+                con.execute("DELETE FROM invocation_index")
+                con.execute("DELETE FROM archive_files WHERE path = ?", [INDEX_FILE])
+            if schema_state is not None:
+                rows, files = schema_state
+                con.execute("DELETE FROM class_schemas")
+                _insert(con, "class_schemas", to_arrow("class_schemas", rows))
+                con.execute("DELETE FROM archive_files WHERE path LIKE 'schemas/%'")
+                _insert(con, "archive_files", to_arrow("archive_files", files))
+            result.runs_missing = con.execute("SELECT count(*) FROM runs WHERE missing").fetchall()[0][0]
+            result.issues_by_kind = current_issue_counts(con)
+            result.elapsed = time.monotonic() - self.t0
+            con.execute("UPDATE ingests SET finished_at = ?, folders_seen = ?, runs_loaded = ?, runs_unchanged = ?, "
+                        "runs_rejected = ?, runs_missing = ?, issues = ? WHERE ingest_id = ?",
+                        [_now(), result.folders_seen, result.runs_loaded, result.runs_unchanged,
+                         result.runs_rejected, result.runs_missing, result.issues_new, self.ingest_id])
+            con.execute("COMMIT")
+        except BaseException:
+            _rollback(con)
+            raise
+        con.execute("DROP TABLE IF EXISTS _gw_seen")
+        con.execute("DROP TABLE IF EXISTS _gw_index")
+
+    def _replace_derived_issues(self, rows: list[tuple], result: IngestResult) -> None:
+        """Issues of the archive root, of rejected folders and duplicate ids: replace by diff, so
+        an unchanged archive changes no row."""
+        con = self.con
+        new = to_arrow("ingest_issues", rows)
+        key = "coalesce(i.invocation_id, '\x00') = coalesce(n.invocation_id, '\x00') AND i.path = n.path " \
+              "AND i.line IS NOT DISTINCT FROM n.line AND i.kind = n.kind AND i.message = n.message"
+        derived = f"(i.invocation_id IS NULL OR i.effect = '{K.REJECTED}' OR i.kind = '{K.DUPLICATE_ID}')"
+
+        def apply():
+            con.execute(f"DELETE FROM ingest_issues i WHERE {derived} AND NOT EXISTS "
+                        f"(SELECT 1 FROM _gw_new n WHERE {key})")
+            added = con.execute(f"SELECT count(*) FROM _gw_new n WHERE NOT EXISTS "
+                                f"(SELECT 1 FROM ingest_issues i WHERE {key})").fetchall()[0][0]
+            con.execute(f"INSERT INTO ingest_issues ({column_list('ingest_issues')}) "
+                        f"SELECT {column_list('ingest_issues')} FROM _gw_new n WHERE NOT EXISTS "
+                        f"(SELECT 1 FROM ingest_issues i WHERE {key})")
+            result.issues_new += added
+        _with_table(con, "_gw_new", new, apply)
+
+    def _set_archive_file(self, rel: str, state: tuple) -> None:
+        self.con.execute("DELETE FROM archive_files WHERE path = ?", [rel])
+        self.con.execute("INSERT INTO archive_files (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",
+                         [rel, *state])
+
+
+def _duck(t: pa.DataType) -> str:
+    return {pa.string(): "VARCHAR", pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.bool_(): "BOOLEAN",
+            pa.timestamp("us"): "TIMESTAMP"}[t]
+
+
+def _with_table(con, name: str, tbl: pa.Table, fn):
+    con.register(name, tbl)
+    try:
+        return fn()
+    finally:
+        con.unregister(name)
+
+
+def _insert(con, table: str, tbl: pa.Table) -> None:
+    if tbl.num_rows == 0:
+        return
+    cols = column_list(table)
+    _with_table(con, "_gw_rows", tbl, lambda: con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _gw_rows"))
+
+
+def _rollback(con) -> None:
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
+
+
+def current_issue_counts(con) -> dict[str, int]:
+    """Issue counts by kind for the archive as it stands (runs on disk, the root, rejected folders)."""
+    rows = con.execute("""
+        SELECT i.kind, count(*) FROM ingest_issues i LEFT JOIN runs r ON r.invocation_id = i.invocation_id
+        WHERE i.invocation_id IS NULL OR i.effect = 'rejected' OR r.invocation_id IS NULL OR NOT r.missing
+        GROUP BY i.kind ORDER BY i.kind""").fetchall()
+    return {k: n for k, n in rows}
+
+
+def _chunks(it, size):
+    buf = []
+    for x in it:
+        buf.append(x)
+        if len(buf) >= size:
+            yield buf
+            buf = []
+    if buf:
+        yield buf
+
+
+def ingest_archive(con: duckdb.DuckDBPyConnection, runs_dir, *, progress=None, workers: int | None = None,
+                   rehash: bool = False, batch_runs: int = BATCH_RUNS) -> IngestResult:
+    """Ingest every run folder of ``runs_dir`` (the store's ``runs/`` folder) into the warehouse.
+
+    ``progress(done, total)`` is called as runs are processed (``total`` is given once, first).
+    ``workers`` = parser processes (0 = parse in this process; default min(4, CPUs), or the
+    GROUNDWORK_INGEST_WORKERS environment variable). ``rehash`` compares content hashes even
+    when size and mtime are unchanged.
+    """
+    root = Path(runs_dir)
+    if not root.is_dir():
+        raise GroundworkError(f"{runs_dir} is not a directory (expected the run store's runs/ folder)")
+    try:
+        os.listdir(root)
+    except OSError as exc:
+        raise GroundworkError(f"cannot list {runs_dir}: {exc.strerror or exc}") from None
+    t0 = time.monotonic()
+    loader = _Loader(con, root, progress, _default_workers() if workers is None else workers, rehash, batch_runs)
+    loader.t0 = t0
+    ingest_id = loader.start()
+    result = IngestResult(ingest_id, loader.root_real)
+
+    # first pass: count run folders (cheap; names are not kept) so progress can show a total
+    total = sum(1 for kind, _ in classify_root(loader.root) if kind in ("run", "bad-name"))
+    if progress is not None:
+        progress(0, total)
+    small = total < 200
+    index_present = False
+    schemas_present = False
+
+    def run_names():
+        nonlocal index_present, schemas_present
+        for kind, name in classify_root(loader.root):
+            if kind == "run":
+                yield name
+            elif kind == "bad-name":
+                result.folders_seen += 1
+                result.runs_rejected += 1
+                loader.archive_issues.reject(display_name(name), K.BAD_NAME,
+                                             "folder name is not valid UTF-8; not loaded")
+            elif kind == "index":
+                index_present = True
+            elif kind == "schemas":
+                schemas_present = True
+            else:
+                loader.archive_issues.add(display_name(name), None, K.UNEXPECTED_ENTRY,
+                                          "not a run folder, invocations.jsonl or schemas/; ignored")
+
+    with _Pool(0 if small else loader.workers) as pool:
+        for lookup_names in _chunks(run_names(), LOOKUP):
+            result.folders_seen += len(lookup_names)
+            items = loader.lookup(lookup_names)
+            for chunk in _chunks(items, CHUNK):
+                for res in pool.submit(process_chunk, loader.root, loader.root_real, ingest_id, chunk, rehash):
+                    loader.take(res, result)
+        for res in pool.drain():
+            loader.take(res, result)
+        loader.flush(result)
+        index_state = _load_index(loader, pool, index_present)
+    schema_state = _load_schemas(loader, schemas_present)
+    loader.finish(result, index_state, schema_state)
+    if progress is not None:
+        progress(loader.done, total)
+    return result
+
+
+def _load_index(loader: _Loader, pool: _Pool, present: bool):
+    """Parse runs/invocations.jsonl into the staging table if it changed; return its fingerprint."""
+    loader.index_missing = not present
+    path = os.path.join(loader.root, INDEX_FILE)
+    if not present:
+        return None
+    if os.path.islink(path) and not _inside(loader.root_real, path):
+        loader.archive_issues.add(INDEX_FILE, None, K.SYMLINK_OUTSIDE, "symlink leading outside the archive; not read")
+        return None
+    changed, _ = loader.archive_file_changed(INDEX_FILE, path)
+    if not changed:
+        loader.index_issues = [(p, line, kind, msg) for p, line, kind, msg in loader.con.execute(
+            "SELECT path, line, kind, message FROM ingest_issues WHERE invocation_id IS NULL AND path = ?",
+            [INDEX_FILE]).fetchall()]
+        return None
+    h = hashlib.sha256()
+    size = 0
+    seen_ids: dict[str, int] = {}
+    try:
+        st = os.stat(path)
+        with open(path, "rb") as fh:
+            def blocks():
+                buf = []
+                for line_no, raw in enumerate(_lines(fh, h), 1):
+                    if len(raw) > 16 * 1024 * 1024:
+                        loader.index_issues.append((INDEX_FILE, line_no, K.LINE_TOO_LONG, f"line is {len(raw)} bytes, over 16 MiB"))
+                    buf.append((line_no, raw))
+                    if len(buf) >= INDEX_LINES:
+                        yield buf
+                        buf = []
+                if buf:
+                    yield buf
+
+            def take(res):
+                rows, problems = res
+                loader.index_issues.extend(problems)
+                for row in rows:
+                    inv = row[1]
+                    if inv is not None:
+                        if inv in seen_ids:
+                            loader.index_issues.append((INDEX_FILE, row[0], K.DUPLICATE_ID,
+                                                        f"invocation_id {inv} already indexed on line {seen_ids[inv]}"))
+                        else:
+                            seen_ids[inv] = row[0]
+                if rows:
+                    tbl = to_arrow("invocation_index", rows)
+                    _with_table(loader.con, "_gw_rows", tbl, lambda: loader.con.execute(
+                        f"INSERT INTO _gw_index SELECT {column_list('invocation_index')} FROM _gw_rows"))
+
+            for block in blocks():
+                size += sum(len(r) for _, r in block)
+                for res in pool.submit(process_index_lines, block):
+                    take(res)
+            for res in pool.drain():
+                take(res)
+    except OSError as exc:
+        loader.index_issues.append((INDEX_FILE, None, K.UNREADABLE, f"cannot read: {exc.strerror or exc}"))
+        return None
+    return (st.st_size, st.st_mtime_ns, h.hexdigest())
+
+
+def _lines(fh, h):
+    """Yield the raw lines of a binary file (split on b"\\n", as line iteration does), hashing it."""
+    rest = b""
+    while True:
+        block = fh.read(1 << 20)
+        if not block:
+            break
+        h.update(block)
+        parts = (rest + block).split(b"\n")
+        rest = parts.pop()
+        yield from parts
+    if rest:
+        yield rest
+
+
+def _inside(root_real: str, path: str) -> bool:
+    from .scan import inside
+    return inside(root_real, path)
+
+
+def _load_schemas(loader: _Loader, present: bool):
+    """runs/schemas/<digest>.json -> class_schemas rows (small; re-read when anything changed)."""
+    folder = os.path.join(loader.root, SCHEMAS_DIR)
+    if not present:
+        return [], []
+    if os.path.islink(folder) and not _inside(loader.root_real, folder):
+        loader.archive_issues.add(SCHEMAS_DIR, None, K.SYMLINK_OUTSIDE, "symlink leading outside the archive; not read")
+        return [], []
+    rows, files = [], []
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError as exc:
+        loader.archive_issues.add(SCHEMAS_DIR, None, K.UNREADABLE, f"cannot list: {exc.strerror or exc}")
+        return [], []
+    for name in names:
+        rel = f"{SCHEMAS_DIR}/{display_name(name)}"
+        path = os.path.join(folder, name)
+        if os.path.islink(path) and not _inside(loader.root_real, path):
+            loader.archive_issues.add(rel, None, K.SYMLINK_OUTSIDE, "symlink leading outside the archive; not read")
+            continue
+        digest = name[:-5] if name.endswith(".json") else None
+        if digest is None or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            loader.archive_issues.add(rel, None, K.UNEXPECTED_ENTRY, "not a <64-hex digest>.json class schema; ignored")
+            continue
+        try:
+            st = os.stat(path)
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            loader.archive_issues.add(rel, None, K.UNREADABLE, f"cannot read: {exc.strerror or exc}")
+            continue
+        files.append((rel, st.st_size, st.st_mtime_ns, hashlib.sha256(data).hexdigest()))
+        issues = Issues()
+        text, problems = decode_utf8(data)
+        for p in problems:
+            issues.add(rel, p.line, p.kind, p.message)
+        try:
+            doc = loads(text)
+        except (ValueError, RecursionError) as exc:
+            issues.add(rel, getattr(exc, "lineno", None), K.MALFORMED_JSON, f"invalid JSON ({exc})")
+            rows.append((digest, None, None))
+        else:
+            try:
+                computed = content_hash("dd-json-document-v1", doc)
+            except CanonicalisationError:
+                computed = None
+            rows.append((digest, computed, dumps_doc(doc)))
+        for path_, line, kind, msg, _effect in issues.items:
+            loader.archive_issues.add(path_, line, kind, msg)
+    return rows, files
+
+
+def load_single(con: duckdb.DuckDBPyConnection, spans_path, envelope_path, request_path=None) -> str:
+    """Load one spans file + envelope (+ request) as a run, for a drop-in lint of files that are
+    not in an archive (like ``workbench lint SPANS ENVELOPE``).
+
+    The run is keyed by the envelope's invocation_id when it is a string, else by the envelope
+    path. Any earlier rows under that key are replaced. Returns the key (runs.invocation_id).
+    """
+    listing = RunListing("")
+    for role, p in (("spans.jsonl", spans_path), ("envelope.json", envelope_path), ("request.json", request_path)):
+        if p is None:
+            continue
+        f = FileEntry(role)
+        try:
+            with open(p, "rb") as fh:
+                f.data = fh.read()
+            f.size = len(f.data)
+            f.sha256 = hashlib.sha256(f.data).hexdigest()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            f.error = (K.UNREADABLE, f"cannot read {p}: {exc.strerror or exc}")
+        listing.files[role] = f
+    key = None
+    env = listing.files.get("envelope.json")
+    if env is not None and env.data is not None:
+        try:
+            doc = loads(decode_utf8(env.data)[0])
+            if isinstance(doc, dict) and isinstance(doc.get("invocation_id"), str):
+                key = vstr(doc["invocation_id"])
+        except (ValueError, RecursionError):
+            pass
+    if key is None:
+        key = vstr(os.path.abspath(str(envelope_path)))
+    listing.name = key
+    rows, _ = parse_run(listing, None, folder_check=False, run_path="")
+    # issue paths name the files as given
+    given = {"spans.jsonl": str(spans_path), "envelope.json": str(envelope_path),
+             "request.json": str(request_path) if request_path else "request.json"}
+    rows.rows["ingest_issues"] = [(a, b, given.get(path, path), *rest) for a, b, path, *rest in rows.rows["ingest_issues"]
+                                  if path != "grounding.txt"]
+    rows.rows["run_files"] = []
+    con.execute("BEGIN")
+    try:
+        _with_table(con, "_gw_replace", pa.table({"id": pa.array([key], pa.string())}), lambda: [
+            con.execute(f"DELETE FROM {t} WHERE invocation_id IN (SELECT id FROM _gw_replace)") for t in RUN_TABLES])
+        for t in RUN_TABLES:
+            _insert(con, t, rows.arrow(t))
+        con.execute("COMMIT")
+    except BaseException:
+        _rollback(con)
+        raise
+    return key

@@ -1,0 +1,167 @@
+"""One run folder's bytes -> warehouse rows (pure: no file system, no warehouse).
+
+``parse_run`` takes a ``RunListing`` whose files have been read and returns a ``RowSet`` with
+the run's rows in every run table, its issues and its lintable/verifiable verdicts.
+"""
+
+from __future__ import annotations
+
+from . import issues as K
+from .envelope import delegation_rows, envelope_columns, evidence_rows, payload_rows, request_columns
+from .issues import Issues, reason
+from .jsontext import SURROGATE_ESCAPE, decode_utf8, has_lone_surrogate, loads
+from .scan import FileEntry, RunListing
+from .spans import check_cycles, parse_spans
+from .tables import COLUMNS, RowSet
+
+# Bump when parsing changes what is stored: runs loaded by an older parser are reloaded.
+PARSER_VERSION = 1
+
+ENVELOPE = "envelope.json"
+SPANS = "spans.jsonl"
+REQUEST = "request.json"
+GROUNDING = "grounding.txt"
+SOURCES = "sources.txt"
+
+_RUN_COLS = [name for name, _ in COLUMNS["runs"]]
+
+
+def _check_surrogates(text: str, value, path: str, issues: Issues) -> None:
+    """Record a lone surrogate escape (text columns then show U+FFFD; exact values stay in *_json)."""
+    if SURROGATE_ESCAPE.search(text) is not None and has_lone_surrogate(value):
+        issues.add(path, None, K.LONE_SURROGATE,
+                   "contains a lone UTF-16 surrogate escape (e.g. \\ud800); text columns show U+FFFD, "
+                   "the *_json columns keep the exact value")
+
+
+def _load_json_file(f: FileEntry | None, path: str, issues: Issues, crash_lint: bool, crash_verify: bool):
+    """Parse a whole-document JSON file as the workbench does (read_text + json.loads).
+
+    Returns ``(present, value)``; ``present`` is False when nothing usable could be parsed.
+    """
+    what = path.rsplit("/", 1)[-1]
+    if f is None:
+        issues.add(path, None, K.MISSING_FILE, f"{what} is missing", crash_lint, crash_verify)
+        return False, None
+    if f.error is not None:
+        issues.add(path, None, f.error[0], f.error[1], crash_lint, crash_verify)
+        return False, None
+    text, problems = decode_utf8(f.data)
+    for p in problems:
+        issues.add(path, p.line, p.kind, p.message, crash_lint, crash_verify)
+    if not text.strip():
+        issues.add(path, None, K.EMPTY_FILE, f"{what} is empty" if not f.data else f"{what} holds only whitespace",
+                   crash_lint, crash_verify)
+        return False, None
+    try:
+        value = loads(text)
+    except RecursionError:
+        issues.add(path, None, K.MALFORMED_JSON, "JSON nested too deeply for Python's json module", crash_lint, crash_verify)
+        return False, None
+    except ValueError as exc:
+        pos = getattr(exc, "pos", None)
+        if pos is not None and pos >= len(text.rstrip()):
+            issues.add(path, getattr(exc, "lineno", None), K.TRUNCATED,
+                       f"{what} ends before the JSON document does ({exc})", crash_lint, crash_verify)
+        else:
+            issues.add(path, getattr(exc, "lineno", None), K.MALFORMED_JSON, f"invalid JSON ({exc})",
+                       crash_lint, crash_verify)
+        return False, None
+    _check_surrogates(text, value, path, issues)
+    return True, value
+
+
+def _text_file(f: FileEntry | None, path: str, issues: Issues, required: bool) -> str | None:
+    """A recorded verdict text (grounding.txt / sources.txt), exactly as stored."""
+    if f is None:
+        if required:
+            issues.add(path, None, K.MISSING_FILE, f"{path.rsplit('/', 1)[-1]} is missing")
+        return None
+    if f.error is not None:
+        issues.add(path, None, f.error[0], f.error[1])
+        return None
+    _, problems = decode_utf8(f.data)
+    for p in problems:
+        issues.add(path, p.line, p.kind, p.message)
+    return f.data.decode("utf-8", "replace")
+
+
+def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check: bool = True,
+              run_path: str | None = None) -> tuple[RowSet, Issues]:
+    """Rows of every run table for one run folder whose files have been read."""
+    inv = listing.name
+    rel = (run_path if run_path is not None else inv)
+    prefix = rel + "/" if rel else ""
+    issues = Issues()
+    out = RowSet()
+    run = dict.fromkeys(_RUN_COLS)
+    run.update(invocation_id=inv, run_path=rel, ingest_id=ingest_id, missing=False,
+               evidence_count=0, delegation_count=0, span_count=0, parser_version=PARSER_VERSION,
+               grounding_mode_json="null", grounding_mode_truthy=False, succeeded=False, withheld=False,
+               payload_has_schema_class=False, payload_has_grounded_on=False)
+    files = listing.files
+    for rel_name, kind, message in listing.problems:
+        issues.add(prefix + rel_name, None, kind, message)
+
+    # spans.jsonl — read first, as the workbench does
+    spath = prefix + SPANS
+    f = files.get(SPANS)
+    if f is None:
+        issues.add(spath, None, K.MISSING_FILE, "spans.jsonl is missing", lint=True)
+    elif f.error is not None:
+        issues.add(spath, None, f.error[0], f.error[1], lint=True)
+    else:
+        text, problems = decode_utf8(f.data)
+        for p in problems:
+            issues.add(spath, p.line, p.kind, p.message, lint=True)
+        if not text.strip():
+            issues.add(spath, None, K.EMPTY_FILE,
+                       "spans.jsonl is empty (the workbench lints it as 0 spans)" if not f.data
+                       else "spans.jsonl holds only whitespace (the workbench lints it as 0 spans)")
+        rows, fmt, records = parse_spans(text, inv, spath, issues, f.data.endswith((b"\n", b"\r")))
+        check_cycles(records, spath, issues)
+        out.rows["spans"] = rows
+        run["span_format"] = fmt
+        run["span_count"] = len(rows)
+
+    # envelope.json
+    epath = prefix + ENVELOPE
+    present, env = _load_json_file(files.get(ENVELOPE), epath, issues, True, True)
+    if present:
+        run.update(envelope_columns(env, inv, epath, issues, inv if folder_check else None))
+        out.rows["payload_refs"] = payload_rows(env, inv)
+        out.rows["evidence"] = evidence_rows(env, inv)
+        out.rows["delegations"] = delegation_rows(env, inv)
+
+    # request.json — not read by either check; gives the input hash (spec 4.3)
+    rpath = prefix + REQUEST
+    present, req = _load_json_file(files.get(REQUEST), rpath, issues, False, False)
+    if present:
+        run.update(request_columns(req, rpath, issues))
+
+    run["recorded_grounding"] = _text_file(files.get(GROUNDING), prefix + GROUNDING, issues, required=True)
+    run["recorded_sources"] = _text_file(files.get(SOURCES), prefix + SOURCES, issues, required=False)
+
+    run["lintable"] = not issues.lint_blockers
+    run["unlintable_reason"] = reason(issues.lint_blockers)
+    run["verifiable"] = not issues.verify_blockers
+    run["unverifiable_reason"] = reason(issues.verify_blockers)
+    run["files_fingerprint"] = listing.files_fingerprint()
+    run["content_fingerprint"] = listing.content_fingerprint()
+    out.rows["runs"] = [tuple(run[c] for c in _RUN_COLS)]
+    out.rows["run_files"] = file_rows(listing)
+    out.rows["ingest_issues"] = issue_rows(issues, ingest_id, inv)
+    return out, issues
+
+
+def file_rows(listing: RunListing) -> list[tuple]:
+    return [(listing.name, rel, f.size, f.mtime_ns, f.sha256) for rel, f in sorted(listing.files.items())]
+
+
+def issue_rows(issues: Issues, ingest_id: int | None, inv: str | None) -> list[tuple]:
+    return [(ingest_id, inv, path, line, kind, message, effect) for path, line, kind, message, effect in issues.items]
+
+
+def parse_json_line(line: str):
+    """One JSON line exactly as json.loads reads it (exposed for the index reader)."""
+    return loads(line)

@@ -1,0 +1,166 @@
+"""Walk the archive: classify root entries, list and fingerprint run folders, read their files.
+
+Runs in worker processes; no warehouse access. Every entry seen ends up somewhere: a run, a
+rejected folder, the index, the schemas folder, or an ``unexpected-entry`` issue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat as stat_mod
+from dataclasses import dataclass, field
+
+from . import issues as K
+
+INDEX_FILE = "invocations.jsonl"
+SCHEMAS_DIR = "schemas"
+MAX_DEPTH = 8  # nested folders inside a run folder (crate/ is one level)
+
+
+def display_name(name: str) -> str:
+    """A file name made printable/storable (undecodable bytes shown as \\xNN)."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def name_ok(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def inside(root_real: str, path: str) -> bool:
+    target = os.path.realpath(path)
+    return target == root_real or target.startswith(root_real.rstrip(os.sep) + os.sep)
+
+
+@dataclass
+class FileEntry:
+    rel: str                       # path inside the run folder, '/'-separated
+    size: int | None = None
+    mtime_ns: int | None = None
+    data: bytes | None = None
+    sha256: str | None = None
+    error: tuple[str, str] | None = None   # (kind, message) when the file could not be read
+
+
+@dataclass
+class RunListing:
+    name: str
+    files: dict[str, FileEntry] = field(default_factory=dict)
+    problems: list[tuple[str, str, str]] = field(default_factory=list)  # (rel, kind, message), effect none
+    reject: tuple[str, str] | None = None    # (kind, message) when the folder itself is unusable
+
+    def files_fingerprint(self) -> str:
+        h = hashlib.sha256()
+        for rel in sorted(self.files):
+            f = self.files[rel]
+            h.update(f"{rel}\0{f.size}\0{f.mtime_ns}\0{f.error[0] if f.error else ''}\n".encode("utf-8"))
+        return h.hexdigest()
+
+    def content_fingerprint(self) -> str:
+        h = hashlib.sha256()
+        for rel in sorted(self.files):
+            f = self.files[rel]
+            h.update(f"{rel}\0{f.sha256}\0{f.error[0] if f.error else ''}\n".encode("utf-8"))
+        return h.hexdigest()
+
+
+def list_run(root: str, root_real: str, name: str) -> RunListing:
+    """List every file of a run folder with size and mtime (no reading yet)."""
+    listing = RunListing(name)
+    top = os.path.join(root, name)
+    if os.path.islink(top) and not inside(root_real, top):
+        listing.reject = (K.SYMLINK_OUTSIDE, f"run folder is a symlink to {display_name(os.path.realpath(top))}, outside the archive")
+        return listing
+    _walk(top, "", root_real, listing, 0)
+    return listing
+
+
+def _walk(folder: str, prefix: str, root_real: str, listing: RunListing, depth: int) -> None:
+    try:
+        it = os.scandir(folder)
+    except OSError as exc:
+        if depth == 0:
+            listing.reject = (K.UNREADABLE, f"cannot list the run folder: {exc.strerror or exc}")
+        else:
+            listing.problems.append((prefix.rstrip("/"), K.UNREADABLE, f"cannot list the folder: {exc.strerror or exc}"))
+        return
+    with it:
+        entries = sorted(it, key=lambda e: e.name)
+    for entry in entries:
+        rel = prefix + entry.name
+        if not name_ok(entry.name):
+            listing.problems.append((display_name(rel), K.BAD_NAME, "file name is not valid UTF-8; not read"))
+            continue
+        try:
+            is_link = entry.is_symlink()
+            if is_link and not inside(root_real, entry.path):
+                listing.files[rel] = FileEntry(rel, error=(
+                    K.SYMLINK_OUTSIDE, f"symlink to {display_name(os.path.realpath(entry.path))}, outside the archive; not read"))
+                continue
+            st = entry.stat(follow_symlinks=True)
+        except OSError as exc:
+            listing.files[rel] = FileEntry(rel, error=(K.UNREADABLE, f"cannot stat: {exc.strerror or exc}"))
+            continue
+        if stat_mod.S_ISDIR(st.st_mode):
+            if is_link or depth >= MAX_DEPTH:
+                listing.problems.append((rel, K.UNEXPECTED_ENTRY,
+                                         "symlinked or deeply nested folder inside a run folder; not read"))
+            else:
+                _walk(entry.path, rel + "/", root_real, listing, depth + 1)
+            continue
+        if not stat_mod.S_ISREG(st.st_mode):
+            listing.files[rel] = FileEntry(rel, error=(K.UNREADABLE, "not a regular file; not read"))
+            continue
+        listing.files[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
+
+
+def read_files(root: str, listing: RunListing) -> None:
+    """Read the bytes of every listed file and hash them (errors recorded on the entry)."""
+    base = os.path.join(root, listing.name)
+    for f in listing.files.values():
+        if f.error is not None:
+            continue
+        try:
+            with open(os.path.join(base, f.rel), "rb") as fh:
+                f.data = fh.read()
+        except OSError as exc:
+            f.error = (K.UNREADABLE, f"cannot read: {exc.strerror or exc}")
+            continue
+        f.sha256 = hashlib.sha256(f.data).hexdigest()
+        f.size = len(f.data)
+
+
+def classify_root(root: str):
+    """Yield (kind, name) for each entry of the archive root.
+
+    kind: ``run`` (a folder to load), ``index`` (invocations.jsonl), ``schemas``,
+    ``bad-name`` (a folder whose name is not UTF-8), ``unexpected`` (anything else).
+    """
+    with os.scandir(root) as it:
+        for entry in it:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=True)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if not name_ok(name):
+                    yield "bad-name", name
+                elif name == SCHEMAS_DIR:
+                    yield "schemas", name
+                else:
+                    yield "run", name
+            elif name == INDEX_FILE:
+                yield "index", name
+            elif entry.is_symlink() and not os.path.exists(entry.path):
+                yield "broken-link", name
+            else:
+                yield "unexpected", name

@@ -1,0 +1,382 @@
+"""spans.jsonl -> span rows, for both line forms, normalised into one row shape.
+
+* ``sdk``  – the OpenTelemetry Python SDK's ``to_json`` (what the workbench writes, spec 2.1);
+* ``otlp`` – OTLP/JSON as the Collector file exporter writes it: one ``TracesData`` per line
+  (``resourceSpans`` -> ``scopeSpans`` -> ``spans``); a bare OTLP span object per line is
+  accepted too.
+
+Reading mirrors the workbench's reader exactly (spec 2.2, 10 C1, K1, K5): lines are split with
+``str.splitlines``, blank lines (``str.strip()`` empty) are skipped, every other line must be a
+JSON object with ``name``, ``context.span_id``, ``context.trace_id``, ``start_time`` and
+``end_time``. Where the workbench would crash the run is marked unlintable (an issue with
+``lint=True``) and everything that can be read is still loaded.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from . import issues as K
+from .issues import Issues
+from .jsontext import (MAX_LINE, SURROGATE_ESCAPE, has_lone_surrogate, TimeProblem, dumps, dumps_doc, is_blank, iso_to_us, loads,
+                       needs_exact, pystr_repr, strip0x, vstr)
+
+OWNED = ("dd.operation", "dd.agent_id", "dd.source_id", "dd.content_hash", "dd.model_id",
+         "dd.input_tokens", "dd.output_tokens", "dd.outcome", "dd.grounding_mode", "dd.input_hash")
+STATUS_CODES = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET",
+                "STATUS_CODE_OK": "OK", "STATUS_CODE_ERROR": "ERROR"}
+
+
+class SpanRecord:
+    """What the tree checks need of one loaded span (for the cycle check)."""
+
+    __slots__ = ("name", "span_id", "parent_id", "line")
+
+    def __init__(self, name, span_id, parent_id, line):
+        self.name, self.span_id, self.parent_id, self.line = name, span_id, parent_id, line
+
+
+def _row(inv, ord_, line_no, fmt, name, name_present, span_id, trace_id, parent_id,
+         start_us, end_us, attrs, attrs_json, status_code, service_name, start_ns, end_ns):
+    if isinstance(attrs, dict):
+        dd = [vstr(attrs[k]) if k in attrs else None for k in OWNED]
+        if "dd.grounding_mode" in attrs:
+            gm = attrs["dd.grounding_mode"]
+            gm_json, gm_is_str = dumps(gm), isinstance(gm, str)
+        else:
+            gm_json, gm_is_str = None, False
+    else:
+        dd = [None] * len(OWNED)
+        gm_json, gm_is_str = None, False
+    return (inv, ord_, line_no, fmt,
+            vstr(name) if name_present else None, dumps(name) if name_present else None,
+            span_id, trace_id, parent_id, start_us, end_us,
+            *dd, gm_json, gm_is_str, status_code, service_name, attrs_json, start_ns, end_ns)
+
+
+def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newline: bool):
+    """Parse the decoded text of a spans file.
+
+    Returns ``(rows, span_format, records)``: span table rows, ``sdk``/``otlp``/``mixed`` (None
+    when there is no span), and the records for the cycle check.
+    """
+    rows: list[tuple] = []
+    records: list[SpanRecord] = []
+    formats: set[str] = set()
+    exact = needs_exact(text)
+    surrogates = SURROGATE_ESCAPE.search(text) is not None
+    lone_found = False
+    lines = text.splitlines()
+    last = len(lines)
+    for line_no, line in enumerate(lines, 1):
+        if is_blank(line):
+            continue
+        if len(line) * 4 > MAX_LINE and len(line.encode("utf-8", "surrogatepass")) > MAX_LINE:
+            issues.add(path, line_no, K.LINE_TOO_LONG,
+                       f"line is {len(line.encode('utf-8', 'surrogatepass'))} bytes, over the 16 MiB per-object limit of DuckDB and OTLP receivers")
+        try:
+            doc = loads(line, exact)
+        except RecursionError:
+            issues.add(path, line_no, K.MALFORMED_JSON, "JSON nested too deeply for Python's json module", lint=True)
+            continue
+        except ValueError as exc:
+            if line_no == last and not ends_with_newline and _at_end(exc, line):
+                issues.add(path, line_no, K.TRUNCATED,
+                           f"last line is cut off (no final newline; {exc})", lint=True)
+            else:
+                issues.add(path, line_no, K.MALFORMED_JSON, f"invalid JSON ({exc})", lint=True)
+            continue
+        if surrogates and not lone_found and "\\u" in line:
+            lone_found = has_lone_surrogate(doc)
+            if lone_found:
+                issues.add(path, line_no, K.LONE_SURROGATE,
+                           "contains a lone UTF-16 surrogate escape (e.g. \\ud800); text columns show U+FFFD, "
+                           "the *_json columns keep the exact value")
+        if isinstance(doc, dict) and "resourceSpans" in doc:
+            formats.add("otlp")
+            _otlp_batch(doc, inv, line_no, path, issues, rows, records)
+        elif isinstance(doc, dict) and "traceId" in doc and "context" not in doc:
+            formats.add("otlp")
+            _otlp_span(doc, None, inv, line_no, path, issues, rows, records)
+        else:
+            formats.add("sdk")
+            _sdk_line(doc, inv, line_no, path, issues, rows, records)
+    fmt = None if not formats else formats.pop() if len(formats) == 1 else "mixed"
+    return rows, fmt, records
+
+
+def _at_end(exc: ValueError, line: str) -> bool:
+    pos = getattr(exc, "pos", None)
+    return pos is not None and pos >= len(line.rstrip())
+
+
+# ------------------------------------------------------------------------------------- SDK
+
+
+def _sdk_line(doc, inv, line_no, path, issues: Issues, rows, records) -> None:
+    def crash(kind: str, message: str) -> None:
+        issues.add(path, line_no, kind, message, lint=True)
+
+    if not isinstance(doc, dict):
+        crash(K.WRONG_TYPE, f"span line is a JSON {type(doc).__name__}, not an object")
+        return
+    for key in ("name", "context", "start_time", "end_time"):
+        if key not in doc:
+            crash(K.MISSING_KEY, f"span line lacks the required key {key!r}")
+    context = doc.get("context")
+    span_id = trace_id = None
+    if "context" in doc:
+        if not isinstance(context, dict):
+            crash(K.WRONG_TYPE, "span context is not an object")
+        else:
+            for key in ("span_id", "trace_id"):
+                if key not in context:
+                    crash(K.MISSING_KEY, f"span line lacks the required key context.{key}")
+            span_id = _sdk_id(context, "span_id", crash)
+            trace_id = _sdk_id(context, "trace_id", crash)
+    raw_parent = doc.get("parent_id")
+    if not raw_parent:  # spec 10 C1: any falsy parent_id means no parent
+        parent_id = None
+    elif isinstance(raw_parent, str):
+        parent_id = vstr(strip0x(raw_parent))
+    else:
+        crash(K.WRONG_TYPE, f"parent_id {pystr_repr(raw_parent)} is not a string")
+        parent_id = vstr(raw_parent)
+    start_us = _sdk_time(doc, "start_time", crash)
+    end_us = _sdk_time(doc, "end_time", crash)
+    raw_attrs = doc.get("attributes")
+    if raw_attrs is None:
+        attrs, attrs_json = {}, "{}"
+    else:
+        attrs, attrs_json = raw_attrs, dumps_doc(raw_attrs)
+        if not isinstance(raw_attrs, dict):
+            crash(K.WRONG_TYPE, "span attributes is not an object")
+    status = doc.get("status")
+    status_code = vstr(status["status_code"]) if isinstance(status, dict) and "status_code" in status else None
+    resource = doc.get("resource")
+    service = None
+    if isinstance(resource, dict) and isinstance(resource.get("attributes"), dict) \
+            and "service.name" in resource["attributes"]:
+        service = vstr(resource["attributes"]["service.name"])
+    name_present = "name" in doc
+    rows.append(_row(inv, len(rows), line_no, "sdk", doc.get("name"), name_present, span_id, trace_id,
+                     parent_id, start_us, end_us, attrs, attrs_json, status_code, service,
+                     None if start_us is None else start_us * 1000,
+                     None if end_us is None else end_us * 1000))
+    records.append(SpanRecord(doc.get("name"), span_id, parent_id, line_no))
+
+
+def _sdk_id(context: dict, key: str, crash):
+    if key not in context:
+        return None
+    value = context[key]
+    if not isinstance(value, str):
+        crash(K.WRONG_TYPE, f"context.{key} {pystr_repr(value)} is not a string")
+        return vstr(value)
+    return vstr(strip0x(value))
+
+
+def _sdk_time(doc: dict, key: str, crash):
+    if key not in doc:
+        return None
+    try:
+        return iso_to_us(doc[key])
+    except TimeProblem as exc:
+        crash(exc.kind, f"{key} {exc}")
+    except OverflowError as exc:
+        crash(K.BAD_TIME, f"{key} {exc}")
+    return None
+
+
+# ------------------------------------------------------------------------------------- OTLP
+
+
+def _otlp_batch(doc: dict, inv, line_no, path, issues: Issues, rows, records) -> None:
+    def bad(message: str) -> None:
+        issues.add(path, line_no, K.WRONG_TYPE, message, lint=True)
+
+    rss = doc.get("resourceSpans")
+    if not isinstance(rss, list):
+        bad("OTLP resourceSpans is not a list")
+        return
+    for rs in rss:
+        if not isinstance(rs, dict):
+            bad("OTLP resourceSpans element is not an object")
+            continue
+        resource = rs.get("resource") or {}
+        res_attrs = otlp_attributes(resource.get("attributes") if isinstance(resource, dict) else None)
+        service = vstr(res_attrs["service.name"]) if isinstance(res_attrs, dict) and "service.name" in res_attrs else None
+        scopes = rs.get("scopeSpans", rs.get("instrumentationLibrarySpans", []))
+        if not isinstance(scopes, list):
+            bad("OTLP scopeSpans is not a list")
+            continue
+        for ss in scopes:
+            spans = ss.get("spans", []) if isinstance(ss, dict) else None
+            if not isinstance(spans, list):
+                bad("OTLP scopeSpans element has no spans list")
+                continue
+            for span in spans:
+                _otlp_span(span, service, inv, line_no, path, issues, rows, records)
+
+
+def _otlp_span(span, service, inv, line_no, path, issues: Issues, rows, records) -> None:
+    def crash(kind: str, message: str) -> None:
+        issues.add(path, line_no, kind, message, lint=True)
+
+    if not isinstance(span, dict):
+        crash(K.WRONG_TYPE, "OTLP span is not an object")
+        return
+    for key in ("name", "traceId", "spanId", "startTimeUnixNano", "endTimeUnixNano"):
+        if key not in span:
+            crash(K.MISSING_KEY, f"OTLP span lacks the required key {key!r}")
+    trace_id = _otlp_id(span, "traceId", 16, crash)
+    span_id = _otlp_id(span, "spanId", 8, crash)
+    parent_id = _otlp_id(span, "parentSpanId", 8, crash) or None  # "" = no parent
+    start_ns = _otlp_nanos(span, "startTimeUnixNano", crash)
+    end_ns = _otlp_nanos(span, "endTimeUnixNano", crash)
+    try:
+        attrs = otlp_attributes(span.get("attributes"))
+    except (TypeError, ValueError, AttributeError) as exc:
+        crash(K.WRONG_TYPE, f"OTLP attributes are not a key/value list ({exc})")
+        attrs = {}
+    status = span.get("status")
+    status_code = None
+    if isinstance(status, dict):
+        code = status.get("code", 0)
+        status_code = STATUS_CODES.get(code, vstr(code)) if not isinstance(code, bool) else vstr(code)
+    rows.append(_row(inv, len(rows), line_no, "otlp", span.get("name"), "name" in span, span_id, trace_id,
+                     parent_id, None if start_ns is None else start_ns // 1000,
+                     None if end_ns is None else end_ns // 1000, attrs, dumps_doc(attrs), status_code,
+                     service, start_ns, end_ns))
+    records.append(SpanRecord(span.get("name"), span_id, parent_id, line_no))
+
+
+def _otlp_id(span: dict, key: str, nbytes: int, crash) -> str | None:
+    if key not in span:
+        return None
+    value = span[key]
+    if not isinstance(value, str):
+        crash(K.WRONG_TYPE, f"OTLP {key} {pystr_repr(value)} is not a string")
+        return vstr(value)
+    if value == "":
+        return ""
+    low = value.lower()
+    if len(low) == 2 * nbytes and all(c in "0123456789abcdef" for c in low):
+        return low
+    try:  # some exporters still send base64 ids (proto3 JSON default)
+        raw = base64.b64decode(value, validate=True)
+        if len(raw) == nbytes:
+            return raw.hex()
+    except (binascii.Error, ValueError):
+        pass
+    return vstr(value)
+
+
+def _otlp_nanos(span: dict, key: str, crash) -> int | None:
+    if key not in span:
+        return None
+    value = span[key]
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        crash(K.WRONG_TYPE, f"OTLP {key} {pystr_repr(value)} is neither a string nor an integer")
+        return None
+    try:
+        ns = int(value)
+    except ValueError:
+        crash(K.BAD_TIME, f"OTLP {key} {pystr_repr(value)} is not a decimal number of nanoseconds")
+        return None
+    if not 0 <= ns < 2**63:
+        crash(K.BAD_TIME, f"OTLP {key} {ns} is out of range")
+        return None
+    return ns
+
+
+def otlp_value(v):
+    """OTLP AnyValue -> the plain JSON value the SDK form would carry."""
+    if not isinstance(v, dict):
+        raise TypeError("AnyValue is not an object")
+    if "stringValue" in v:
+        return v["stringValue"]
+    if "boolValue" in v:
+        return v["boolValue"]
+    if "intValue" in v:
+        return int(v["intValue"])
+    if "doubleValue" in v:
+        d = v["doubleValue"]
+        return float(d) if not isinstance(d, float) else d
+    if "arrayValue" in v:
+        return [otlp_value(x) for x in (v["arrayValue"] or {}).get("values", [])]
+    if "kvlistValue" in v:
+        return otlp_attributes((v["kvlistValue"] or {}).get("values", []))
+    if "bytesValue" in v:
+        return v["bytesValue"]
+    return None
+
+
+def otlp_attributes(kvs) -> dict:
+    """OTLP key/value list -> dict (last duplicate key wins, like the SDK's dict)."""
+    if kvs is None:
+        return {}
+    if not isinstance(kvs, list):
+        raise TypeError("attributes is not a list")
+    out = {}
+    for kv in kvs:
+        out[kv["key"]] = otlp_value(kv.get("value", {}))
+    return out
+
+
+# ------------------------------------------------------------------------------------- cycles
+
+
+def check_cycles(records: list[SpanRecord], path: str, issues: Issues) -> None:
+    """Record span-id cycles (spec 10 C4). A cycle reachable from the single invoke_agent root
+    makes the workbench's traversal loop forever -> unlintable; any other cycle is recorded only.
+
+    Nodes are span-id values; an edge p -> c exists for every record with parent_id p and
+    span_id c (children are found by id, so the root's own parent_id takes part too).
+    """
+    children: dict[str, list[SpanRecord]] = {}
+    for r in records:
+        if r.parent_id is not None and r.span_id is not None:
+            children.setdefault(r.parent_id, []).append(r)
+    if not children:
+        return
+    roots = [r for r in records if r.name == "invoke_agent"]
+    colour: dict[str, int] = {}
+    starts = ([roots[0].span_id] if len(roots) == 1 and roots[0].span_id is not None else [])
+    starts += [r.span_id for r in records if r.span_id is not None]
+    for i, start in enumerate(starts):
+        if start in colour:
+            continue
+        found = _find_cycle(start, children, colour)
+        if found is not None:
+            reachable = i == 0 and len(roots) == 1
+            if reachable:
+                issues.add(path, found.line, K.CYCLE,
+                           f"span ids form a cycle reachable from the invoke_agent root (through span {found.span_id}); "
+                           "the workbench linter would never finish", lint=True)
+            else:
+                issues.add(path, found.line, K.CYCLE,
+                           f"span ids form a cycle (through span {found.span_id}) that the invoke_agent root "
+                           "does not reach; linted normally")
+            return
+
+
+def _find_cycle(start: str, children, colour) -> SpanRecord | None:
+    GREY, BLACK = 1, 2
+    colour[start] = GREY
+    stack = [(start, iter(children.get(start, ())))]
+    while stack:
+        node, kids = stack[-1]
+        for kid in kids:
+            state = colour.get(kid.span_id, 0)
+            if state == GREY:
+                return kid
+            if state == 0:
+                colour[kid.span_id] = GREY
+                stack.append((kid.span_id, iter(children.get(kid.span_id, ()))))
+                break
+        else:
+            colour[node] = BLACK
+            stack.pop()
+    return None

@@ -1,0 +1,114 @@
+"""Column lists of the ingest tables (sql/schema.sql is the DDL; tests check the two agree).
+
+Rows are plain tuples in the column order below; ``RowSet`` gathers them per table and turns
+them into Arrow tables for ``INSERT INTO t (cols) SELECT cols FROM arrow``.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+S = pa.string()
+I = pa.int32()
+B = pa.int64()
+BOOL = pa.bool_()
+TS = pa.timestamp("us")
+J = pa.string()  # DuckDB JSON columns are filled from VARCHAR text
+
+COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
+    "runs": [
+        ("invocation_id", S), ("run_path", S), ("ingest_id", I), ("missing", BOOL),
+        ("lintable", BOOL), ("unlintable_reason", S), ("verifiable", BOOL), ("unverifiable_reason", S),
+        ("envelope_invocation_id", S), ("agent_id", S), ("agent_version", S), ("completed_at", TS),
+        ("grounding_mode", S), ("grounding_mode_json", S), ("grounding_mode_truthy", BOOL),
+        ("outcome_status", S), ("succeeded", BOOL), ("problem_type", S), ("withheld", BOOL),
+        ("payload_type", S), ("payload_has_schema_class", BOOL), ("payload_schema_class_json", S),
+        ("payload_has_grounded_on", BOOL), ("evidence_count", I), ("delegation_count", I),
+        ("conversation_id", S), ("parent_invocation_id", S), ("telemetry_trace_id", S),
+        ("envelope_hash", S), ("input_hash", S), ("issued_at", TS), ("span_format", S),
+        ("span_count", I), ("recorded_grounding", S), ("recorded_sources", S),
+        ("envelope_json", J), ("request_json", J),
+        ("files_fingerprint", S), ("content_fingerprint", S), ("parser_version", I),
+    ],
+    "spans": [
+        ("invocation_id", S), ("ord", I), ("line_no", I), ("source_format", S), ("name", S),
+        ("name_json", S), ("span_id", S), ("trace_id", S), ("parent_id", S),
+        ("start_time", TS), ("end_time", TS),
+        ("dd_operation", S), ("dd_agent_id", S), ("dd_source_id", S), ("dd_content_hash", S),
+        ("dd_model_id", S), ("dd_input_tokens", S), ("dd_output_tokens", S), ("dd_outcome", S),
+        ("dd_grounding_mode", S), ("dd_input_hash", S), ("dd_grounding_mode_json", S),
+        ("dd_grounding_mode_is_string", BOOL), ("status_code", S), ("service_name", S),
+        ("attributes", J), ("start_unix_nano", B), ("end_unix_nano", B),
+    ],
+    "payload_refs": [
+        ("invocation_id", S), ("ord", I), ("path", S), ("kind", S), ("source_id", S),
+        ("content_hash", S), ("value_json", S),
+    ],
+    "evidence": [
+        ("invocation_id", S), ("ord", I), ("source_id", S), ("source_id_json", S),
+        ("content_hash", S), ("canonicalisation", S), ("canonicalisation_json", S),
+        ("snapshot_ref", S), ("source_uri", S), ("retrieved_at", S), ("hash_algorithm", S),
+        ("content_type", S), ("content_json", J), ("computed_hash", S), ("canonical_error", S),
+        ("item_type", S), ("item_json", S),
+    ],
+    "delegations": [
+        ("invocation_id", S), ("ord", I), ("delegated_invocation_id", S), ("content_hash", S),
+        ("delegated_agent_id", S), ("delegated_agent_version", S), ("delegated_status", S),
+    ],
+    "ingest_issues": [
+        ("ingest_id", I), ("invocation_id", S), ("path", S), ("line", I), ("kind", S),
+        ("message", S), ("effect", S),
+    ],
+    "run_files": [
+        ("invocation_id", S), ("file_name", S), ("size", B), ("mtime_ns", B), ("sha256", S),
+    ],
+    "invocation_index": [
+        ("line_no", I), ("invocation_id", S), ("agent_id", S), ("outcome_status", S),
+        ("completed_at", TS), ("envelope_hash", S),
+    ],
+    "class_schemas": [
+        ("digest", S), ("computed_digest", S), ("schema_json", J),
+    ],
+    "archive_files": [
+        ("path", S), ("size", B), ("mtime_ns", B), ("sha256", S),
+    ],
+}
+
+# tables holding the contents of one run (replaced whole when the run is reloaded)
+RUN_TABLES = ("runs", "spans", "payload_refs", "evidence", "delegations", "run_files", "ingest_issues")
+
+INDEX = {t: {name: i for i, (name, _) in enumerate(cols)} for t, cols in COLUMNS.items()}
+SCHEMAS = {t: pa.schema(cols) for t, cols in COLUMNS.items()}
+
+
+class RowSet:
+    """Rows per table, as tuples in COLUMNS order."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self):
+        self.rows: dict[str, list[tuple]] = {t: [] for t in RUN_TABLES}
+
+    def extend(self, other: "RowSet") -> None:
+        for t, rows in other.rows.items():
+            if rows:
+                self.rows.setdefault(t, []).extend(rows)
+
+    def count(self) -> int:
+        return sum(len(r) for r in self.rows.values())
+
+    def arrow(self, table: str) -> pa.Table:
+        return to_arrow(table, self.rows.get(table, []))
+
+
+def to_arrow(table: str, rows: list[tuple]) -> pa.Table:
+    cols = COLUMNS[table]
+    if not rows:
+        return SCHEMAS[table].empty_table()
+    columns = list(zip(*rows))
+    return pa.Table.from_arrays([pa.array(columns[i], type=typ) for i, (_, typ) in enumerate(cols)],
+                                schema=SCHEMAS[table])
+
+
+def column_list(table: str) -> str:
+    return ", ".join(name for name, _ in COLUMNS[table])
