@@ -28,7 +28,17 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
-from tests.reference.canon import content_hash, projection
+from tests.reference.canon import HashingError, projection
+from tests.reference.canon import content_hash as _content_hash
+
+
+def content_hash(name, doc) -> str:
+    """The hash a (well-behaved) agent would state; documents with lone surrogates cannot be
+    hashed at all, so those get a fixed stand-in."""
+    try:
+        return _content_hash(name, doc)
+    except HashingError:
+        return "f" * 64
 
 MODES = ["retrieval", "input_only", "none", "delegation"]
 STATUSES = ["succeeded", "abstained", "referred", "failed", "suspended"]
@@ -40,7 +50,7 @@ NASTY = [
     "it's", 'say "hi"', "both ' and \"", "back\\slash", "tab\there", "nl\nx", "cr\rx", "nul\x00x",
     "del\x7f", "nel\x85", "ls\u2028ps\u2029", "rtl\u200f\u202e", "zw\u200b", "nbsp\xa0", "ideo\u3000",
     "Café – ü", "emoji\U0001F600", "tag\U000E0001", "unassigned\u0378", "private\ue000", "None", "True",
-    "0x0xdead", "ümlaut'\"both", "\x1f\x1c", "é\u0301", "",
+    "0x0xdead", "ümlaut'\"both", "\x1f\x1c", "é\u0301", "", "lone\ud800surrogate",
 ]
 _ALPHABET = st.characters(codec="utf-8", exclude_categories=("Cs",))  # lone surrogates: see nasty_text
 plain_text = st.text(alphabet="abcdefghijklmnopqrstuvwxyz:._-0123456789", min_size=1, max_size=10)
@@ -71,13 +81,13 @@ json_values = st.recursive(json_scalars, lambda kids: st.one_of(
 RECORDS = [
     {"source_id": "src:a", "text": "Alpha."},
     {"source_id": "src:b", "text": "Beta.", "year": 2024, "score": 1.0},
-    {"source_id": "src:ü'q", "text": "Délta “quotes” \u2028 and \\ backslash", "tags": ["y", "x"]},
+    {"source_id": "src:ü'q", "text": "Délta “quotes” \u200f and \\ backslash", "tags": ["y", "x"]},
     {"source_id": "src:big", "n": 10 ** 30, "z": -0.0, "e": 1e16},
 ]
 FAIRSHARING = [
     {"fairsharing_id": "FAIRsharing.0001", "name": "ISO 8601", "subjects": ["b", "a", "Ä"], "domains": [],
      "registry": "Standard", "extra": 1},
-    {"fairsharing_id": "FAIRsharing.0002", "name": "CSV", "subjects": [3, 1.0, None, "x"], "status": "ready"},
+    {"fairsharing_id": "FAIRsharing.0002", "name": "CSV\u2028", "subjects": [3, 1.0, None, "x"], "status": "ready"},
 ]
 REFS = {"snap:records": RECORDS, "snap:records (stale)": RECORDS, "snap:fair": FAIRSHARING}
 ID_FIELD = {"snap:records": "source_id", "snap:records (stale)": "source_id", "snap:fair": "fairsharing_id"}
@@ -87,7 +97,7 @@ def write_sources(directory: Path) -> Path:
     """Write the pinned copies the generated evidence cites; return the sources.yaml path."""
     directory.mkdir(parents=True, exist_ok=True)
     jsonl = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in RECORDS).encode("utf-8")
-    array = json.dumps(FAIRSHARING, indent=2).encode("utf-8")
+    array = json.dumps(FAIRSHARING, indent=2, ensure_ascii=False).encode("utf-8")
     (directory / "records.jsonl").write_bytes(jsonl)
     (directory / "fair.json").write_bytes(array)
     cfg = directory / "sources.yaml"
@@ -487,6 +497,7 @@ def p_weird_ids(draw, d):
             if other.get("parent") == old:
                 other["parent"] = new
         s["span_id"] = new
+        s["no0x"] = draw(st.booleans())  # written without the 0x prefix
         if s.get("root"):
             d.root_id = new
     if draw(st.booleans()):
@@ -668,7 +679,7 @@ def render_spans(draw, d: Draft) -> bytes:
         else:
             parent = None if s.get("parent") is None else "0x" + s["parent"]
         offset = s.get("offset")
-        doc = span_line(s["name"], "0x" + trace, "0x" + s["span_id"], parent, fmt_time(s["start"], offset),
+        doc = span_line(s["name"], "0x" + trace, ("" if s.get("no0x") else "0x") + s["span_id"], parent, fmt_time(s["start"], offset),
                         fmt_time(s["end"], offset), s["attrs"])
         if s.get("raw_parent") == "missing":
             del doc["parent_id"]

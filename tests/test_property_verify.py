@@ -53,3 +53,4 @@ def test_sql_verify_agrees_with_reference(runs):
         actual = sql_verify(write_archive(runs, Path(tmp) / "runs"), sources_yaml)
     problems = disagreements(runs, expected, actual)
     assert not problems, f"{len(problems)} of {len(runs)} runs disagree; first:\n{problems[0]}"
+
