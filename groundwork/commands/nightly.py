@@ -1,0 +1,58 @@
+"""`groundwork nightly`: the nightly compliance job (ingest, lint, verify, every report).
+
+    groundwork nightly RUNS_DIR [--warehouse PATH] [--sources FILE] [--out DIR]
+
+Exit 0: nothing new fails since the previous nightly; 1: new violations; 2: the job could not be
+done. Prints where the reports are.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from ..nightly import DEFAULT_OUT
+from ..warehouse import DEFAULT_PATH
+
+
+def _progress(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("nightly")
+    def nightly(
+        runs_dir: str = typer.Argument(..., help="Archive root: the run store's runs/ folder."),
+        warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", help="DuckDB warehouse file (created if missing)."),
+        sources: Optional[str] = typer.Option(None, "--sources", help="sources.yaml for the source check (S1/S2); without it the source check is skipped."),
+        out: str = typer.Option(DEFAULT_OUT, "--out", help="Report directory (never inside the archive)."),
+    ) -> None:
+        """Ingest what is new or changed, lint, verify, and render every report.
+
+        Exit 0 when nothing new fails since the previous nightly, 1 when there are new violations,
+        2 when the job could not be done.
+        """
+        from ..nightly import run_nightly
+
+        result = run_nightly(runs_dir, warehouse=warehouse, sources=sources, out=out)
+        t = result.totals
+        r = result.reports
+        ing = result.ingest
+        loaded = getattr(ing, "runs_loaded", None)
+        line = f"nightly #{result.nightly_id}: {t['runs_linted']} runs linted"
+        if loaded is not None:
+            line += f" ({loaded} new or changed)"
+        line += f", {t['runs_failing']} failing"
+        if t["has_verify"]:
+            line += f" (grounding {t['lint_failed'] + t['lint_unlintable']}, sources {t['verify_failed'] + t['verify_unverifiable']})"
+        typer.echo(line)
+        base = "since the previous nightly" if t["has_baseline"] else "first nightly, every failing run is new"
+        typer.echo(f"{base}: {t['new_failing']} new failing, {t['resolved']} resolved, {t['still_failing']} still failing")
+        out_dir = result.out_dir.resolve()
+        typer.echo(f"reports: {out_dir}")
+        typer.echo(f"  fleet report:  {out_dir / 'fleet.html'}")
+        typer.echo(f"  summaries:     {out_dir / 'summary.md'}  {out_dir / 'summary.json'}")
+        typer.echo(f"  failing runs:  {out_dir / 'failing' / 'page-1.html'} ({r.runs.pages_written} run pages written, {r.runs.pages_kept} unchanged)")
+        typer.echo(f"  CI / metrics:  {out_dir / 'junit.xml'}  {out_dir / 'metrics' / 'groundwork.prom'}  {out_dir / 'violations.jsonl'}")
+        raise typer.Exit(result.exit_status)

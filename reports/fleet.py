@@ -1,0 +1,141 @@
+"""Fleet report: one self-contained HTML file, a Markdown summary and a JSON summary.
+
+The HTML is bounded whatever the warehouse size: tables are top-N, the complete list of failing
+runs is paged into ``failing/page-<n>.html`` and every failing run has its own page
+(reports/runpage.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from . import data
+from .charts import stacked_bars
+from .filters import slug, visible_all
+from .render import render
+
+TOP = 100           # rows per bounded table in the fleet report
+DIFF_TOP = 50       # runs listed per change class
+PAGE_SIZE = 500     # failing runs per list page
+
+
+def _with_slugs(rows: list[dict], page_flag: str | None = None) -> list[dict]:
+    for r in rows:
+        r["slug"] = slug(r["invocation_id"])
+        if page_flag is not None:
+            r["has_page"] = bool(r.get(page_flag))
+    return rows
+
+
+def collect(con, p: data.Passes, meta: dict, *, top: int = TOP) -> dict:
+    """All fleet-report data as plain values (strings exactly as stored)."""
+    data.build_state(con, p)
+    d = {
+        "meta": meta,
+        "passes": data.passes_info(con, p),
+        "totals": data.totals(con, p),
+        "by_rule": data.by_rule(con, p),
+        "by_rule_mode": data.by_rule_mode(con, p),
+        "by_rule_agent_mode": data.by_rule_agent_mode(con, p, top),
+        "trend_by_day": data.trend_by_day(con),
+        "trend_by_lint": data.trend_by_lint(con, p),
+        "diff": data.diff_lists(con, DIFF_TOP),
+        "drift": data.drift(con, p, 20),
+        "unresolved": data.unresolved_by_source(con, p, 50),
+        "ingest_issues": data.ingest_issues(con, p, 50),
+        "worst_agents": data.worst_agents(con, p, 20),
+        "failing_top": data.failing_runs(con, top),
+    }
+    for change, rows in d["diff"].items():
+        _with_slugs(rows)
+        for r in rows:
+            r["has_page"] = change in ("new", "still")
+    _with_slugs(d["failing_top"])
+    for r in d["failing_top"]:
+        r["has_page"] = True
+    for check in d["drift"].values():
+        _with_slugs(check["examples"], "has_page")
+    for r in d["ingest_issues"]["rows"]:
+        r["slug"] = None if r["invocation_id"] is None else slug(r["invocation_id"])
+    return d
+
+
+def _charts(d: dict) -> dict:
+    day = stacked_bars(
+        [dict(r, passing=r["runs"] - r["failing"], still=r["failing"] - r["new"]) for r in d["trend_by_day"]],
+        "day", [("passing", "pass"), ("still", "fail"), ("new", "new")],
+    )
+    lint = stacked_bars(
+        [dict(pt, label=f"#{pt['nightly_id']}", passing=max(0, (pt["linted"] or 0) - (pt["runs_failing"] or 0)),
+              still=max(0, (pt["runs_failing"] or 0) - (pt["new_failing"] or 0)), new=pt["new_failing"] or 0)
+         for pt in d["trend_by_lint"]["points"]],
+        "label", [("passing", "pass"), ("still", "fail"), ("new", "new")],
+    )
+    return {"day": day, "lint": lint}
+
+
+def write(out: Path, d: dict, *, page_size: int = PAGE_SIZE, con=None) -> list[Path]:
+    """Write fleet.html, summary.md, summary.json and the failing-run list pages."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    n_failing = d["totals"]["runs_failing"]
+    pages = max(1, -(-n_failing // page_size))
+    shown = visible_all(d)
+    html = render("fleet.html", d=shown, charts=_charts(d), pages=pages, root="")
+    written.append(_write_text(out / "fleet.html", html))
+    written.append(_write_text(out / "summary.md", render("summary.md", d=d, pages=pages)))
+    written.append(_write_bytes(out / "summary.json", orjson.dumps(json_summary(d), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"))
+    fdir = out / "failing"
+    fdir.mkdir(exist_ok=True)
+    keep = set()
+    for i in range(pages):
+        rows = _with_slugs(data.failing_runs(con, page_size, i * page_size)) if con is not None else []
+        for r in rows:
+            r["has_page"] = True
+        name = f"page-{i + 1}.html"
+        keep.add(name)
+        html = render("failing.html", d=visible_all({"meta": d["meta"], "rows": rows}), page=i + 1, pages=pages,
+                      total=n_failing, page_size=page_size, root="../")
+        written.append(_write_text(fdir / name, html))
+    for old in fdir.glob("page-*.html"):
+        if old.name not in keep:
+            old.unlink()
+    return written
+
+
+def json_summary(d: dict) -> dict:
+    """The JSON summary: the fleet data minus presentation-only fields."""
+    def strip(rows):
+        return [{k: v for k, v in r.items() if k not in ("slug", "has_page")} for r in rows]
+
+    return {
+        "format": "groundwork-nightly-summary/1",
+        "meta": d["meta"],
+        "passes": d["passes"],
+        "totals": d["totals"],
+        "by_rule": d["by_rule"],
+        "by_rule_mode": d["by_rule_mode"],
+        "by_rule_agent_mode": d["by_rule_agent_mode"],
+        "trend_by_day": d["trend_by_day"],
+        "trend_by_lint": d["trend_by_lint"],
+        "since_previous_nightly": {k: strip(v) for k, v in d["diff"].items()},
+        "drift": {k: {"counts": v["counts"], "examples": strip(v["examples"])} for k, v in d["drift"].items()},
+        "unresolved_by_source": d["unresolved"],
+        "ingest_issues": d["ingest_issues"],
+        "worst_agents": d["worst_agents"],
+        "failing_runs_top": strip(d["failing_top"]),
+    }
+
+
+def _write_text(path: Path, text: str) -> Path:
+    return _write_bytes(path, text.encode("utf-8", "replace"))
+
+
+def _write_bytes(path: Path, payload: bytes) -> Path:
+    """Write atomically (temporary file in the same directory, then rename)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(payload)
+    tmp.replace(path)
+    return path
