@@ -60,7 +60,7 @@ def visible_all(obj):
     return obj
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&:@\"'=])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#|~&:@])")
 
 
 def md(value) -> str:
