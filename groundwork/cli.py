@@ -14,7 +14,7 @@ import typer
 
 from .errors import GroundworkError
 
-COMMAND_MODULES = ("ingest", "lint", "verify", "nightly", "synth", "sql", "query", "export", "example")
+COMMAND_MODULES = ("ingest", "lint", "verify", "drift", "nightly", "synth", "sql", "query", "export", "example")
 
 app = typer.Typer(
     name="groundwork",

@@ -1,0 +1,56 @@
+"""`groundwork drift`: evidence verified against an old source copy that a newer copy no longer matches.
+
+    groundwork drift --sources sources.yaml --from OLD_REF --to NEW_REF [--warehouse W] [--format text|jsonl|markdown]
+
+Exit 0: no drift; 1: some historical evidence no longer matches the newer copy; 2: the job
+could not be done (bad sources.yaml, unknown ref, ...).
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+
+import orjson
+import typer
+
+from ..warehouse import DEFAULT_PATH, connect
+
+
+class DriftFormat(str, enum.Enum):
+    text = "text"
+    jsonl = "jsonl"
+    markdown = "markdown"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("drift")
+    def drift_command(
+        sources: str = typer.Option(None, "--sources", "-s",
+                                    help="sources.yaml listing both copies (default: $DD_SOURCES_CONFIG)."),
+        from_ref: str = typer.Option(..., "--from", help="snapshot_ref of the old copy the evidence was verified against."),
+        to_ref: str = typer.Option(..., "--to", help="snapshot_ref of the newer copy."),
+        warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="Warehouse file."),
+        fmt: DriftFormat = typer.Option(DriftFormat.text, "--format", "-f",
+                                        help="text, jsonl (one object per drifted evidence item) or markdown."),
+    ) -> None:
+        """Which historical evidence, verified against an old copy, a newer copy no longer supports
+        (record changed or gone): by source, by agent and by run."""
+        from reports.render import render
+
+        from ..drift import drift
+        from .verify import resolve_sources
+
+        con = connect(warehouse, create=False)
+        try:
+            result = drift(con, resolve_sources(sources), from_ref, to_ref)
+        finally:
+            con.close()
+        if fmt is DriftFormat.jsonl:
+            for item in result.items:
+                sys.stdout.buffer.write(orjson.dumps(item) + b"\n")
+            sys.stdout.flush()
+        else:
+            template = "verify/drift.txt.j2" if fmt is DriftFormat.text else "verify/drift.md.j2"
+            sys.stdout.write(render(template, d=result))
+        raise typer.Exit(1 if result.drifted else 0)
