@@ -686,8 +686,9 @@ def load_single(con: duckdb.DuckDBPyConnection, spans_path, envelope_path, reque
     # issue paths name the files as given
     given = {"spans.jsonl": str(spans_path), "envelope.json": str(envelope_path),
              "request.json": str(request_path) if request_path else "request.json"}
+    not_given = {"grounding.txt"} | ({"request.json"} if request_path is None else set())
     rows.rows["ingest_issues"] = [(a, b, given.get(path, path), *rest) for a, b, path, *rest in rows.rows["ingest_issues"]
-                                  if path != "grounding.txt"]
+                                  if path not in not_given]
     rows.rows["run_files"] = []
     con.execute("BEGIN")
     try:
