@@ -15,10 +15,10 @@ from groundwork.warehouse import connect
 from investigation_support import build_corpus_warehouse, gw
 
 
-@pytest.fixture
-def warehouse(tmp_path):
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
     """Three runs (one without completed_at), spans, and two lint passes on different days."""
-    path = tmp_path / "w.duckdb"
+    path = tmp_path_factory.mktemp("export") / "w.duckdb"
     con = connect(path)
     con.execute("""
         INSERT INTO runs (invocation_id, agent_id, completed_at, envelope_json) VALUES

@@ -104,9 +104,9 @@ def test_malformed_headers_are_rejected(text, fragment):
     assert fragment in str(info.value) and str(info.value).startswith("sql/queries/bad.sql: ")
 
 
-@pytest.fixture
-def empty_warehouse(tmp_path):
-    path = tmp_path / "w.duckdb"
+@pytest.fixture(scope="module")
+def empty_warehouse(tmp_path_factory):
+    path = tmp_path_factory.mktemp("query") / "w.duckdb"
     connect(path).close()
     return str(path)
 

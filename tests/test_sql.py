@@ -15,10 +15,10 @@ from groundwork.warehouse import connect
 from investigation_support import gw
 
 
-@pytest.fixture
-def warehouse(tmp_path):
-    """A warehouse file with two hand-made runs."""
-    path = tmp_path / "w.duckdb"
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
+    """A warehouse file with two hand-made runs (tests only read it)."""
+    path = tmp_path_factory.mktemp("sql") / "w.duckdb"
     con = connect(path)
     con.execute("""
         INSERT INTO runs (invocation_id, agent_id, grounding_mode, completed_at, evidence_count, envelope_json)
