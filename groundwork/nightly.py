@@ -92,6 +92,11 @@ def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_O
     sources = Path(sources) if sources is not None else None
     _check_inputs(runs_dir, sources, out)
     started = time.time()
+    if str(warehouse) != ":memory:":
+        try:
+            Path(warehouse).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise GroundworkError(f"cannot create the folder of warehouse {warehouse}: {exc.strerror}") from None
     con = connect(warehouse)
     seconds: dict = {}
     try:

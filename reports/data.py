@@ -342,45 +342,64 @@ def diff_lists(con, top: int) -> dict:
     return out
 
 
+GROUNDING_DRIFT = (
+    ("same", "today's text is byte-identical to the recorded grounding.txt"),
+    ("withheld", "the stored envelope is the conductor's withheld one, so today's verdict on it differs (expected, spec 6.9)"),
+    ("rules_changed", "the recorded text matches an older workbench rule set (spec 9.1)"),
+    ("recorded_pass_fails_today", "recorded passed, fails today"),
+    ("other", "differs otherwise"),
+    ("unrecorded", "no grounding.txt in the archive"),
+)
+SOURCES_DRIFT = (
+    ("same", "today's text is byte-identical to the recorded sources.txt"),
+    ("verdict", "recorded and today's verdicts differ (passed vs FAILED)"),
+    ("text", "same verdict, different text"),
+    ("unrecorded", "no sources.txt in the archive"),
+    ("unjudged", "not verifiable today"),
+)
+
+
 def drift(con, p: Passes, top: int) -> dict:
     """Recorded grounding.txt / sources.txt (what the workbench wrote) vs today's text.
 
-    Classes: ``same``; ``withheld`` (recorded FAILED, the stored envelope is the conductor's
-    withheld one, so today's verdict on it can differ: spec 6.9); ``verdict`` (passed/failed
-    flipped otherwise); ``text`` (same verdict, different text); ``unrecorded`` (no file);
-    ``unjudged`` (no text today: unlintable/unverifiable).
+    grounding: the classes of the ``recorded_drift`` view (lint history) for tonight's lint,
+    plus ``same`` and ``unrecorded``. sources: same / verdict / text / unrecorded / unjudged.
     """
-    out = {}
-    for check, col, status, summary in (
-        ("grounding", "recorded_grounding", "g_status", "g_summary"),
-        ("sources", "recorded_sources", "s_status", "s_summary"),
-    ):
-        if check == "sources" and p.verify_id is None:
-            continue
-        cls = f"""
-            CASE
-                WHEN r.{col} IS NULL THEN 'unrecorded'
-                WHEN st.{summary} IS NULL THEN 'unjudged'
-                WHEN st.{summary} || CHR(10) = r.{col} THEN 'same'
-                WHEN r.withheld AND POSITION('FAILED' IN r.{col}) > 0 AND st.{status} = 'passed' THEN 'withheld'
-                WHEN (POSITION('FAILED' IN r.{col}) > 0) <> (st.{status} <> 'passed') THEN 'verdict'
-                ELSE 'text'
-            END
-        """
-        base = f"""
-            SELECT st.invocation_id, st.agent_id, st.failing AS has_page, {cls} AS class, r.{col} AS recorded, st.{summary} AS today
-            FROM {STATE_TABLE} st JOIN runs r ON r.invocation_id = st.invocation_id
-            WHERE st.{status} IS NOT NULL
-        """
-        counts = {r["class"]: r["n"] for r in _rows(con, f"SELECT class, COUNT(*) AS n FROM ({base}) GROUP BY class")}
-        examples = _rows(
-            con,
-            f"SELECT * FROM ({base}) WHERE class IN ('verdict', 'text') ORDER BY class DESC, invocation_id LIMIT ?",
-            [top],
-        )
-        for e in examples:
-            e["today"] = None if e["today"] is None else e["today"] + "\n"
-        out[check] = {"counts": counts, "examples": examples}
+    g_counts = _one(con, f"""
+        SELECT COUNT(*) FILTER (WHERE r.recorded_grounding IS NOT NULL AND st.g_summary || CHR(10) = r.recorded_grounding) AS same,
+               COUNT(*) FILTER (WHERE r.recorded_grounding IS NULL) AS unrecorded
+        FROM {STATE_TABLE} st JOIN runs r ON r.invocation_id = st.invocation_id
+        WHERE st.g_status IS NOT NULL""")
+    for r in _rows(con, "SELECT drift, COUNT(*) AS n FROM recorded_drift WHERE lint_id = ? GROUP BY drift", [p.lint_id]):
+        g_counts[r["drift"] or "other"] = g_counts.get(r["drift"] or "other", 0) + r["n"]
+    g_examples = _rows(con, f"""
+        SELECT d.invocation_id, st.agent_id, st.failing AS has_page, d.drift AS class,
+               d.recorded_grounding AS recorded, d.today_grounding AS today
+        FROM recorded_drift d JOIN {STATE_TABLE} st ON st.invocation_id = d.invocation_id
+        WHERE d.lint_id = ? AND d.drift <> 'withheld'
+        ORDER BY d.drift, d.invocation_id LIMIT ?""", [p.lint_id, top])
+    out = {"grounding": {"classes": [(c, int(g_counts.get(c) or 0), text) for c, text in GROUNDING_DRIFT],
+                         "examples": g_examples}}
+    if p.verify_id is None:
+        return out
+    cls = """
+        CASE
+            WHEN r.recorded_sources IS NULL THEN 'unrecorded'
+            WHEN st.s_summary IS NULL THEN 'unjudged'
+            WHEN st.s_summary || CHR(10) = r.recorded_sources THEN 'same'
+            WHEN (POSITION('; FAILED' IN r.recorded_sources) > 0) <> (st.s_status <> 'passed') THEN 'verdict'
+            ELSE 'text'
+        END
+    """
+    base = f"""
+        SELECT st.invocation_id, st.agent_id, st.failing AS has_page, {cls} AS class,
+               r.recorded_sources AS recorded, st.s_summary || CHR(10) AS today
+        FROM {STATE_TABLE} st JOIN runs r ON r.invocation_id = st.invocation_id
+        WHERE st.s_status IS NOT NULL
+    """
+    counts = {r["class"]: r["n"] for r in _rows(con, f"SELECT class, COUNT(*) AS n FROM ({base}) GROUP BY class")}
+    examples = _rows(con, f"SELECT * FROM ({base}) WHERE class IN ('verdict', 'text') ORDER BY class DESC, invocation_id LIMIT ?", [top])
+    out["sources"] = {"classes": [(c, int(counts.get(c) or 0), text) for c, text in SOURCES_DRIFT], "examples": examples}
     return out
 
 

@@ -121,7 +121,7 @@ def json_summary(d: dict) -> dict:
         "trend_by_day": d["trend_by_day"],
         "trend_by_lint": d["trend_by_lint"],
         "since_previous_nightly": {k: strip(v) for k, v in d["diff"].items()},
-        "drift": {k: {"counts": v["counts"], "examples": strip(v["examples"])} for k, v in d["drift"].items()},
+        "drift": {k: {"counts": {c: n for c, n, _ in v["classes"]}, "examples": strip(v["examples"])} for k, v in d["drift"].items()},
         "unresolved_by_source": d["unresolved"],
         "ingest_issues": d["ingest_issues"],
         "worst_agents": d["worst_agents"],

@@ -1,0 +1,259 @@
+"""Reports from warehouse rows: change classes, bounded fleet HTML, paging, run pages, machine
+outputs, incremental per-run files."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from groundwork.warehouse import connect
+from reports import data, fleet, machine, runpage
+from reports.build import build_reports
+from reports.data import Passes
+from report_rows import add_nightly, add_pass, add_run, add_verdict
+
+META = {"tool_version": "test", "nightly_id": 2, "generated_at": "2026-11-30T00:00:00Z", "runs_dir": "/archive",
+        "out_dir": "/out", "started_epoch": 0.0}
+
+G1 = ("G1", "G1: chat span 1a2b3c4d5e6f7081 started before the first retrieval span ended")
+N1 = ("N1", "N1: 1 chat span(s) in an agent that declared no model call")
+S1 = ("S1", "S1: evidence cites 'src:a', which 'snap' does not hold")
+
+
+class Tags(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, d):
+        self.text.append(d)
+
+
+def parse(path: Path) -> Tags:
+    p = Tags()
+    p.feed(path.read_text(encoding="utf-8"))
+    return p
+
+
+@pytest.fixture()
+def two_nights():
+    """Baseline lint 1 (+verify 2) and tonight's lint 3 (+verify 4) with every change class:
+    still (a), new pass->fail (b), resolved (c), gone (d), new run (e), new via sources (f),
+    passing throughout (g), still failing with a different text (h)."""
+    con = connect(":memory:")
+    for inv in "abcdefgh":
+        add_run(con, inv, agent="agent.one" if inv in "abcd" else "agent.two")
+    add_pass(con, 1)
+    add_pass(con, 2, "verify", "S1,S2")
+    add_pass(con, 3)
+    add_pass(con, 4, "verify", "S1,S2")
+    base = {"a": [G1], "b": [], "c": [G1], "d": [G1], "f": [G1], "g": [], "h": [G1]}
+    now = {"a": [G1], "b": [G1], "c": [], "e": [N1], "f": [G1], "g": [], "h": [G1, N1]}
+    for inv, v in base.items():
+        add_verdict(con, 1, inv, v)
+        add_verdict(con, 2, inv, kind="verify")
+    for inv, v in now.items():
+        add_verdict(con, 3, inv, v)
+        add_verdict(con, 4, inv, [S1] if inv == "f" else [], kind="verify")
+    add_nightly(con, 1, 1, 2, exit_status=1)
+    add_nightly(con, 2, 3, 4, exit_status=None, baseline=1)
+    p = Passes(lint_id=3, verify_id=4, baseline_lint_id=1, baseline_verify_id=2, nightly_id=2)
+    return con, p
+
+
+def test_change_classes_since_the_previous_nightly(two_nights):
+    con, p = two_nights
+    data.build_state(con, p)
+    t = data.totals(con, p)
+    d = data.diff_lists(con, 50)
+    ids = {k: sorted(r["invocation_id"] for r in rows) for k, rows in d.items()}
+    assert ids == {"new": ["b", "e", "f"], "still": ["a", "h"], "resolved": ["c"], "gone": ["d"]}
+    assert (t["new_failing"], t["still_failing"], t["resolved"], t["gone"]) == (3, 2, 1, 1)
+    assert t["still_failing_changed"] == 1          # h gained N1
+    assert t["runs_failing"] == 5                   # a b e f h
+    assert (t["lint_failed"], t["verify_failed"], t["runs_linted"]) == (5, 1, 7)
+
+
+def test_without_a_source_check_tonight_sources_are_left_out_of_the_comparison(two_nights):
+    con, p = two_nights
+    # Baseline: g failed only the source check; tonight no verify ran, so g is not "resolved".
+    con.execute("INSERT INTO lint_violations VALUES (2, 'g', 0, 'S1', 'S1: x')")
+    con.execute("UPDATE verify_verdicts SET status = 'failed', passed = FALSE WHERE lint_id = 2 AND invocation_id = 'g'")
+    p2 = Passes(lint_id=3, verify_id=None, baseline_lint_id=1, baseline_verify_id=2, nightly_id=2)
+    data.build_state(con, p2)
+    assert data.totals(con, p2)["resolved"] == 1   # only c (grounding)
+    assert not any(r["invocation_id"] == "g" for r in data.diff_lists(con, 50)["resolved"])
+
+
+def test_first_nightly_counts_every_failing_run_as_new(two_nights):
+    con, _ = two_nights
+    p = Passes(lint_id=3, verify_id=4, nightly_id=2)
+    data.build_state(con, p)
+    t = data.totals(con, p)
+    assert (t["new_failing"], t["still_failing"], t["resolved"], t["has_baseline"]) == (5, 0, 0, False)
+
+
+def test_rule_agent_mode_breakdown_and_worst_agents(two_nights):
+    con, p = two_nights
+    data.build_state(con, p)
+    rows = data.by_rule_agent_mode(con, p, 100)["rows"]
+    got = {(r["code"], r["agent_id"], r["mode"]): (r["violations"], r["runs"], r["new_runs"]) for r in rows}
+    assert got == {
+        ("G1", "agent.one", "retrieval"): (2, 2, 1),      # a (still), b (new)
+        ("G1", "agent.two", "retrieval"): (2, 2, 1),      # f (new via S1), h
+        ("N1", "agent.two", "retrieval"): (2, 2, 1),      # e (new), h
+        ("S1", "agent.two", "retrieval"): (1, 1, 1),      # f
+    }
+    worst = data.worst_agents(con, p, 10)
+    assert [(a["agent_id"], a["runs"], a["failing"], a["new"]) for a in worst] == [("agent.two", 4, 3, 2), ("agent.one", 3, 2, 1)]
+    top = data.by_rule_agent_mode(con, p, 2)
+    assert len(top["rows"]) == 2 and top["total"] == 4 and top["more"] == 2
+
+
+def test_trend_by_lint_lists_finished_nightlies_and_the_current_one(two_nights):
+    con, p = two_nights
+    con.execute("INSERT INTO nightlies (nightly_id, exit_status, lint_id) VALUES (3, 2, 3)")   # crashed: not shown
+    data.build_state(con, p)
+    tr = data.trend_by_lint(con, p)
+    assert [pt["nightly_id"] for pt in tr["points"]] == [1, 2]
+    g1 = next(r for r in tr["rules"] if r["code"] == "G1")
+    assert g1["cells"] == [5, 4]   # baseline: a c d f h; tonight: a b f h
+
+
+def test_reports_end_to_end_from_rows(two_nights, tmp_path):
+    con, p = two_nights
+    r = build_reports(con, tmp_path, p, META)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["totals"]["new_failing"] == 3
+    assert sorted(x["invocation_id"] for x in summary["since_previous_nightly"]["new"]) == ["b", "e", "f"]
+    # A run page for every failing run, none for the others; texts for every judged run.
+    pages = sorted(x.parent.name for x in (tmp_path / "runs").glob("*/index.html"))
+    assert pages == ["a", "b", "e", "f", "h"]
+    assert (tmp_path / "runs" / "c" / "grounding.txt").read_text() == "grounding: passed [retrieval] (1 retrieval, 1 chat spans)\n"
+    assert (tmp_path / "runs" / "h" / "grounding.txt").read_text() == (
+        "grounding: FAILED [retrieval]\n  - " + G1[1] + "\n  - " + N1[1] + "\n")
+    assert (tmp_path / "runs" / "f" / "sources.txt").read_text() == "sources: 0 verified, 0 unresolved; FAILED\n  - " + S1[1] + "\n"
+    # The fleet page links every listed failing run to its page, and nothing else outside the report.
+    hrefs = [a.get("href") for tag, a in parse(tmp_path / "fleet.html").tags if tag == "a"]
+    run_links = {h for h in hrefs if h.startswith("runs/")}
+    assert run_links == {f"runs/{x}/index.html" for x in pages}
+    assert all((tmp_path / h.split("#")[0]).exists() for h in hrefs if not h.startswith("#"))
+    assert r.runs.pages_written == 5
+
+
+def test_run_page_highlights_the_span_named_by_a_violation(two_nights, tmp_path):
+    con, p = two_nights
+    build_reports(con, tmp_path, p, META)
+    doc = parse(tmp_path / "runs" / "a" / "index.html")
+    named = [a for tag, a in doc.tags if tag == "text" and "named" in a.get("class", "")]
+    assert len(named) == 1
+    html = (tmp_path / "runs" / "a" / "index.html").read_text()
+    label = re.search(r'<text class="lbl mono named"[^>]*>([^<]*)</text>', html).group(1)
+    assert "chat" in label and "1a2b3c4d5e6f7081" in label
+    assert G1[1] in "".join(doc.text)
+
+
+def test_failing_runs_are_paged_and_the_fleet_page_stays_bounded(tmp_path):
+    con = connect(":memory:")
+    add_pass(con, 1)
+    n = 1203
+    con.execute("INSERT INTO runs (invocation_id, agent_id, grounding_mode, completed_at) "
+                "SELECT 'run-' || lpad(i::VARCHAR, 5, '0'), 'agent.' || (i % 7), 'none', TIMESTAMP '2026-11-01' + to_seconds(i * 7200) "
+                "FROM range(?) t(i)", [n])
+    con.execute("INSERT INTO lint_verdicts SELECT 1, invocation_id, 'failed', FALSE, 'none', 0, 1, 'grounding: FAILED [none]\n  - ' || ?, NULL FROM runs", [N1[1]])
+    con.execute("INSERT INTO lint_violations SELECT 1, invocation_id, 0, 'N1', ? FROM runs", [N1[1]])
+    add_nightly(con, 1, 1, None, exit_status=None)
+    p = Passes(lint_id=1, nightly_id=1)
+    data.build_state(con, p)
+    d = fleet.collect(con, p, META)
+    fleet.write(tmp_path, d, con=con, page_size=500)
+    pages = sorted(tmp_path.glob("failing/page-*.html"))
+    assert [x.name for x in pages] == ["page-1.html", "page-2.html", "page-3.html"]
+    listed = []
+    for page in pages:
+        listed += [a["href"].split("/")[2] for tag, a in parse(page).tags if tag == "a" and a.get("href", "").startswith("../runs/")]
+    assert sorted(listed) == sorted(f"run-{i:05d}" for i in range(n))        # every failing run exactly once
+    fleet_links = [a["href"] for tag, a in parse(tmp_path / "fleet.html").tags if tag == "a" and a.get("href", "").startswith("runs/")]
+    assert len(fleet_links) == fleet.TOP + fleet.DIFF_TOP and len(set(fleet_links)) == fleet.TOP  # failing top-N + new top-N
+    # One run every 2 hours = 101 days of completions: the day chart shows the latest 90.
+    assert len(d["trend_by_day"]) == 90
+    assert d["trend_by_day"][-1]["day"] == "2027-02-09" and d["trend_by_day"][0]["day"] == "2026-11-12"
+
+
+def test_run_pages_are_incremental_and_removed_when_a_run_stops_failing(two_nights, tmp_path):
+    con, p = two_nights
+    build_reports(con, tmp_path, p, META)
+    page_a = tmp_path / "runs" / "a" / "index.html"
+    before = page_a.stat().st_mtime_ns
+    time.sleep(0.01)
+    data.build_state(con, p)
+    again = runpage.write_all(con, tmp_path, p, META)
+    assert (again.pages_written, again.pages_kept, again.texts_written) == (0, 5, 0)
+    assert page_a.stat().st_mtime_ns == before
+    # a passes in a later lint: its page goes, its grounding.txt is rewritten.
+    add_pass(con, 5)
+    for inv in "abcefgh":
+        add_verdict(con, 5, inv, [G1] if inv == "b" else [])
+    p5 = Passes(lint_id=5, verify_id=4, baseline_lint_id=3, baseline_verify_id=4, nightly_id=3)
+    data.build_state(con, p5)
+    later = runpage.write_all(con, tmp_path, p5, META)
+    assert not page_a.exists()
+    # b still fails the same way (kept); f now fails only its source check (rewritten);
+    # a, e and h pass (pages removed).
+    assert (later.pages_removed, later.pages_kept, later.pages_written) == (3, 1, 1)
+    assert later.texts_written == 4        # a, e, f, h changed text
+    assert (tmp_path / "runs" / "a" / "grounding.txt").read_text().startswith("grounding: passed")
+
+
+def test_junit_has_a_testcase_per_rule_and_agent(two_nights):
+    con, p = two_nights
+    data.build_state(con, p)
+    root = ET.fromstring(machine.junit(con, p, META))
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    g = suites["grounding"]
+    cases = {(c.get("classname"), c.get("name")): c for c in g.iter("testcase")}
+    rules = "G0,E1,G1,G2,G3,G4,R1,R2,R3,N1,D1,D2,D3".split(",")
+    assert set(cases) == {(f"grounding.{a}", r) for a in ("agent.one", "agent.two") for r in rules}
+    failing = {k for k, c in cases.items() if c.find("failure") is not None}
+    assert failing == {("grounding.agent.one", "G1"), ("grounding.agent.two", "G1"), ("grounding.agent.two", "N1")}
+    f = cases[("grounding.agent.two", "N1")].find("failure")
+    assert f.get("message") == "2 violations in 2 runs" and "e: " + N1[1] in f.text
+    assert g.get("tests") == str(len(cases)) and g.get("failures") == "3"
+    s = {(c.get("classname"), c.get("name")) for c in suites["sources"].iter("testcase") if c.find("failure") is not None}
+    assert s == {("sources.agent.two", "S1")}
+
+
+PROM_LINE = re.compile(r'^(# (HELP|TYPE) .*|[a-z_]+(\{([a-z_]+="([^"\\\n]|\\.)*",?)*\})? -?[0-9.e+]+)$')
+
+
+def test_prometheus_textfile_is_valid_exposition_format(two_nights):
+    con, p = two_nights
+    data.build_state(con, p)
+    text = machine.prometheus(con, p, data.totals(con, p), dict(META, finished_epoch=1796000000.5, duration_seconds=2.5))
+    assert text.endswith("\n")
+    lines = text.splitlines()
+    assert all(PROM_LINE.match(x) for x in lines), [x for x in lines if not PROM_LINE.match(x)]
+    assert 'groundwork_violations{check="grounding",rule="N1",agent="agent.two",mode="retrieval"} 2' in lines
+    assert "groundwork_runs_linted 7" in lines
+    assert 'groundwork_runs_changed{change="new"} 3' in lines
+    assert "groundwork_nightly_last_success_timestamp_seconds 1796000000.5" in lines
+
+
+def test_violations_jsonl_has_one_object_per_violation(two_nights, tmp_path):
+    con, p = two_nights
+    data.build_state(con, p)
+    machine.jsonl(con, p, tmp_path / "v.jsonl")
+    rows = [json.loads(x) for x in (tmp_path / "v.jsonl").read_text().splitlines()]
+    assert len(rows) == 7   # a G1, b G1, e N1, f G1 + S1, h G1 N1
+    f = [r for r in rows if r["invocation_id"] == "f"]
+    assert {(r["check"], r["code"], r["change"]) for r in f} == {("grounding", "G1", "new"), ("sources", "S1", "new")}
