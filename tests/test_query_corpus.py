@@ -160,15 +160,22 @@ def test_a_run_edited_after_the_fact_is_recorded_passed_but_fails_today(tmp_path
     shutil.copytree(corpus_dir / "runs", archive / "runs")
     shutil.copy(corpus_dir / "sources.yaml", archive / "sources.yaml")
     shutil.copytree(corpus_dir / "snapshots", archive / "snapshots")
+    path = build_corpus_warehouse(tmp_path / "w.duckdb", archive)
     target = "01a22a33-c71c-7634-b9a4-2549192ec7ed"  # pass/retrieval/one-source
     envelope = archive / "runs" / target / "envelope.json"
     envelope.write_text(envelope.read_text(encoding="utf-8").replace('"grounding_mode": "retrieval"', '"grounding_mode": "telepathy"'),
                         encoding="utf-8")
-    path = build_corpus_warehouse(tmp_path / "w.duckdb", archive)
+    build_corpus_warehouse(path, archive)  # re-ingest (the edited run reloads), lint and verify again
     rows = saved(path, "passed_then_failing")
     assert [(r["invocation_id"], r["recorded_lint_status"], r["lint_status"], r["lint_codes"]) for r in rows] == [
         (target, "passed", "failed", "G0")]
     assert saved(path, "passed_then_failing", since="2026-12-01") == []
+    con = connect(path, read_only=True)
+    diff = con.execute("SELECT invocation_id, change, message, previous_status, status FROM latest_lint_diff WHERE change <> 'still_failing'").fetchall()
+    still = con.execute("SELECT count(DISTINCT invocation_id) FROM latest_lint_diff WHERE change = 'still_failing'").fetchone()[0]
+    con.close()
+    assert diff == [(target, "new", "G0: envelope declares no valid grounding_mode ('telepathy')", "passed", "failed")]
+    assert still == 53  # every run the workbench failed is still failing
 
 
 def test_run_summary_today_and_recorded(corpus_path, expected):
