@@ -274,7 +274,7 @@ def timeline(spans: list[dict], messages: list[str]) -> dict:
     """SVG geometry of the span timeline: one row per span (tree spans by start time, indented by
     depth; then spans outside the tree), bars scaled to the run's time range."""
     rows = spans[:MAX_TIMELINE_ROWS]
-    label_w, width, row_h = 330, 960, 20
+    label_w, width, row_h = 380, 1100, 20
     bar_w = width - label_w - 10
     times = [(s["start_time"], s["end_time"]) for s in rows if s["start_time"] is not None and s["end_time"] is not None]
     t0 = min((a for a, _ in times), default=None)

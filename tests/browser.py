@@ -56,6 +56,8 @@ class Browser:
         self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Runtime.enable", "Log.enable", "Page.enable"):
             self.call(domain, session=True)
+        self.call("Emulation.setDeviceMetricsOverride",
+                  {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session=True)
 
     # -- protocol -------------------------------------------------------------------------
     def _send(self, method: str, params: dict | None, session: bool) -> int:

@@ -32,7 +32,11 @@ SAFE_HREF = re.compile(r"^(#[a-z-]+|(\.\./)*(runs/[0-9A-Za-z._-]+/index\.html|fl
 
 @pytest.fixture(scope="module")
 def hostile_reports(tmp_path_factory):
-    out = tmp_path_factory.mktemp("hostile")
+    return build_hostile(tmp_path_factory.mktemp("hostile"))
+
+
+def build_hostile(out: Path) -> Path:
+    """Reports for a warehouse whose every run-controlled string is hostile."""
     con = connect(":memory:")
     spans = [
         {"name": "invoke_agent", "span_id": "r00t", "parent_id": None, "start": 0, "end": 1000, "dd_agent_id": EVIL},
