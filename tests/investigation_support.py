@@ -5,8 +5,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 from groundwork.cli import main
 
 
@@ -23,19 +21,17 @@ def gw(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
 
 
 def build_corpus_warehouse(path: Path, corpus: Path) -> Path:
-    """Ingest, lint and verify tests/fixtures/corpus into the warehouse file ``path``."""
-    ingest = pytest.importorskip("ingest")
-    if not hasattr(ingest, "ingest_archive"):
-        pytest.skip("ingest not available yet")
-    lint = pytest.importorskip("groundwork.lint")
-    verify = pytest.importorskip("groundwork.verify")
+    """Ingest, lint and verify the archive ``corpus`` (runs/ + sources.yaml) into the warehouse ``path``."""
+    import ingest
+    from groundwork.lint import lint_warehouse
+    from groundwork.verify import verify_warehouse
     from groundwork.warehouse import connect
 
     con = connect(path)
     try:
         ingest.ingest_archive(con, corpus / "runs")
-        lint.lint_warehouse(con)
-        verify.verify_warehouse(con, corpus / "sources.yaml")
+        lint_warehouse(con)
+        verify_warehouse(con, corpus / "sources.yaml")
     finally:
         con.close()
     return path

@@ -18,7 +18,6 @@ README = ROOT / "README.md"
 
 @pytest.fixture(scope="module")
 def fresh(tmp_path_factory):
-    pytest.importorskip("groundwork.lint")
     return example.build(tmp_path_factory.mktemp("example") / "fresh.duckdb")
 
 
