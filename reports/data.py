@@ -184,24 +184,24 @@ def passes_info(con, p: Passes) -> dict:
     }
 
 
-def by_rule(con, p: Passes) -> list[dict]:
-    """Per rule code: violations, runs, runs new tonight, per grounding mode."""
-    return _rows(
-        con,
-        f"""
-        SELECT l.kind AS check_kind, v.code,
-               COUNT(*) AS violations,
-               COUNT(DISTINCT v.invocation_id) AS runs,
+def _violation_groups(columns: str = "") -> str:
+    """Violations of tonight's passes grouped by check, rule and ``columns``: violations, runs,
+    runs new tonight (parameters $lint, $verify)."""
+    return f"""
+        SELECT l.kind AS check_kind, v.code{columns},
+               COUNT(*) AS violations, COUNT(DISTINCT v.invocation_id) AS runs,
                COUNT(DISTINCT v.invocation_id) FILTER (WHERE st.change = 'new') AS new_runs
         FROM lint_violations v
         JOIN lints l ON l.lint_id = v.lint_id
         JOIN {STATE_TABLE} st ON st.invocation_id = v.invocation_id
         WHERE v.lint_id = $lint OR v.lint_id = $verify
         GROUP BY ALL
-        ORDER BY check_kind, code
-        """,
-        {"lint": p.lint_id, "verify": p.verify_id},
-    )
+    """
+
+
+def by_rule(con, p: Passes) -> list[dict]:
+    """Per rule code: violations, runs, runs new tonight."""
+    return _rows(con, _violation_groups() + " ORDER BY check_kind, code", {"lint": p.lint_id, "verify": p.verify_id})
 
 
 def by_rule_mode(con, p: Passes) -> dict:
@@ -243,16 +243,7 @@ def by_rule_mode(con, p: Passes) -> dict:
 def by_rule_agent_mode(con, p: Passes, top: int) -> dict:
     """Violations by rule × agent × grounding mode, largest first, top N (and how many more)."""
     params = {"lint": p.lint_id, "verify": p.verify_id, "top": top}
-    base = f"""
-        SELECT l.kind AS check_kind, v.code, st.agent_id, st.grounding_mode AS mode,
-               COUNT(*) AS violations, COUNT(DISTINCT v.invocation_id) AS runs,
-               COUNT(DISTINCT v.invocation_id) FILTER (WHERE st.change = 'new') AS new_runs
-        FROM lint_violations v
-        JOIN lints l ON l.lint_id = v.lint_id
-        JOIN {STATE_TABLE} st ON st.invocation_id = v.invocation_id
-        WHERE v.lint_id = $lint OR v.lint_id = $verify
-        GROUP BY ALL
-    """
+    base = _violation_groups(", st.agent_id, st.grounding_mode AS mode")
     rows = _rows(con, base + " ORDER BY violations DESC, code, agent_id NULLS LAST, mode NULLS LAST LIMIT $top", params)
     total = _one(con, f"SELECT COUNT(*) AS n FROM ({base})", {"lint": p.lint_id, "verify": p.verify_id})["n"]
     return {"rows": rows, "total": total, "more": max(0, total - len(rows))}
