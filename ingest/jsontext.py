@@ -63,13 +63,20 @@ def dumps_doc(value) -> str | None:
     (the exact values live in the VARCHAR ``*_json`` columns).
     """
     text = json.dumps(value, separators=(",", ":"))
-    if "\\ud" in text:
-        text = _LONE.sub(r"\\ufffd", text)
+    if "\\ud" in text or "\\uD" in text:
+        if has_lone_surrogate(value):
+            text = json.dumps(_without_surrogates(value), separators=(",", ":"))
     return text
 
 
-# a \udXXX escape not part of a valid surrogate pair (ASCII-escaped text, so pairs are adjacent)
-_LONE = re.compile(r"(?<!\\)\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}")
+def _without_surrogates(value):
+    if isinstance(value, str):
+        return fix_surrogates(value)
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {fix_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
 
 
 SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
