@@ -23,6 +23,7 @@ import duckdb
 
 from . import __version__
 from .errors import GroundworkError
+from .schemadoc import columns, relations
 
 MANIFEST = "manifest.json"
 EMPTY_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -38,17 +39,7 @@ def _sql_string(text: str) -> str:
 
 def tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Return the warehouse's base tables in schema order."""
-    return [r[0] for r in con.execute("""
-        SELECT table_name FROM duckdb_tables()
-        WHERE database_name = current_database() AND schema_name = 'main' AND NOT temporary
-        ORDER BY table_oid""").fetchall()]
-
-
-def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
-    return con.execute("""
-        SELECT column_name, data_type FROM duckdb_columns()
-        WHERE database_name = current_database() AND schema_name = 'main' AND table_name = ?
-        ORDER BY column_index""", [table]).fetchall()
+    return [name for kind, name, _ in relations(con) if kind == "table"]
 
 
 def _select(table: str, cols: list[tuple[str, str]]) -> tuple[str, str | None, list[tuple[str, str]]]:
@@ -98,7 +89,7 @@ def export_parquet(con: duckdb.DuckDBPyConnection, out_dir: str | Path, *, overw
         "tables": {},
     }
     for table in tables(con):
-        select, partition, cols = _select(table, _columns(con, table))
+        select, partition, cols = _select(table, [(c, t) for c, t, _ in columns(con, table)])
         target = out / table
         if target.exists():  # --overwrite: replace the table's files, never mix two exports
             shutil.rmtree(target)
@@ -110,8 +101,8 @@ def export_parquet(con: duckdb.DuckDBPyConnection, out_dir: str | Path, *, overw
             # An empty table still gets one (empty) file, so every reader finds its columns.
             folder = target / f"{partition}={EMPTY_PARTITION}" if partition else target
             folder.mkdir(parents=True, exist_ok=True)
-            columns = ", ".join(_quote(n) for n, _ in cols)
-            con.execute(f"COPY (SELECT {columns} FROM ({select})) TO {_sql_string(str(folder / 'data_0.parquet'))} (FORMAT parquet)")
+            names = ", ".join(_quote(n) for n, _ in cols)
+            con.execute(f"COPY (SELECT {names} FROM ({select})) TO {_sql_string(str(folder / 'data_0.parquet'))} (FORMAT parquet)")
         manifest["tables"][table] = {
             "path": table,
             "rows": rows,
