@@ -46,17 +46,21 @@ def visible(value, keep_newlines: bool = False) -> str:
     return "".join(out)
 
 
-def visible_all(obj):
+def visible_all(obj, limit: int | None = None):
     """Apply ``visible`` to every string inside nested dicts/lists (keys kept as they are).
 
-    Multi-line strings (summaries) keep their newlines.
+    Multi-line strings (summaries) keep their newlines. With ``limit``, longer strings are cut
+    (and marked), so a hostile multi-megabyte id cannot bloat a bounded report.
     """
     if isinstance(obj, str):
-        return visible(obj, keep_newlines=True)
+        s = visible(obj, keep_newlines=True)
+        if limit is not None and len(s) > limit:
+            s = s[:limit] + f"… [{len(s) - limit} more characters]"
+        return s
     if isinstance(obj, dict):
-        return {k: visible_all(v) for k, v in obj.items()}
+        return {k: visible_all(v, limit) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [visible_all(v) for v in obj]
+        return [visible_all(v, limit) for v in obj]
     return obj
 
 

@@ -19,6 +19,7 @@ from .render import render
 TOP = 100           # rows per bounded table in the fleet report
 DIFF_TOP = 50       # runs listed per change class
 PAGE_SIZE = 500     # failing runs per list page
+MAX_STRING = 2000   # longest run-controlled string shown in the fleet report and list pages
 
 
 def _with_slugs(rows: list[dict], page_flag: str | None = None) -> list[dict]:
@@ -82,7 +83,7 @@ def write(out: Path, d: dict, *, page_size: int = PAGE_SIZE, con=None) -> list[P
     written = []
     n_failing = d["totals"]["runs_failing"]
     pages = max(1, -(-n_failing // page_size))
-    shown = visible_all(d)
+    shown = visible_all(d, limit=MAX_STRING)
     html = render("fleet.html", d=shown, charts=_charts(d), pages=pages, root="")
     written.append(_write_text(out / "fleet.html", html))
     written.append(_write_text(out / "summary.md", render("summary.md", d=d, pages=pages)))
@@ -96,7 +97,7 @@ def write(out: Path, d: dict, *, page_size: int = PAGE_SIZE, con=None) -> list[P
             r["has_page"] = True
         name = f"page-{i + 1}.html"
         keep.add(name)
-        html = render("failing.html", d=visible_all({"meta": d["meta"], "rows": rows}), page=i + 1, pages=pages,
+        html = render("failing.html", d=visible_all({"meta": d["meta"], "rows": rows}, limit=MAX_STRING), page=i + 1, pages=pages,
                       total=n_failing, page_size=page_size, root="../")
         written.append(_write_text(fdir / name, html))
     for old in fdir.glob("page-*.html"):

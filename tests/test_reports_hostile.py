@@ -123,3 +123,18 @@ def test_machine_outputs_stay_parseable(hostile_reports):
 def test_per_run_texts_are_exact_even_for_hostile_runs(hostile_reports):
     g = (hostile_reports / "runs" / slug(EVIL_ID) / "grounding.txt").read_text(encoding="utf-8")
     assert g == f"grounding: FAILED [{EVIL}]\n  - {EVIL_MSG}\n  - {EVIL}\n"
+
+
+def test_huge_strings_cannot_bloat_the_fleet_report(tmp_path):
+    con = connect(":memory:")
+    huge = "<b>" + "A" * 1_000_000
+    add_run(con, "big", agent=huge, mode=huge)
+    add_pass(con, 1)
+    add_verdict(con, 1, "big", [("G0", huge)], mode=huge)
+    add_nightly(con, 1, 1, None, exit_status=None)
+    build_reports(con, tmp_path, Passes(lint_id=1, nightly_id=1), META)
+    size = (tmp_path / "fleet.html").stat().st_size
+    assert size < 200_000, size
+    assert "more characters]" in (tmp_path / "fleet.html").read_text()
+    # The exact texts are not cut.
+    assert (tmp_path / "runs" / "big" / "grounding.txt").read_text() == f"grounding: FAILED [{huge}]\n  - {huge}\n"
