@@ -115,6 +115,7 @@ def run(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None) ->
     ``params`` are bound by name (``$name``) to the statements that use them, never pasted.
     """
     found = statements(con, sql)
+    con.execute("SET enable_progress_bar = false")  # DuckDB would draw it into the result stream
     for i, (offset, stmt) in enumerate(found):
         used = {k: v for k, v in (params or {}).items() if k in stmt.named_parameters}
         try:

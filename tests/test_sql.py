@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -147,3 +148,15 @@ def test_a_warehouse_held_by_a_writer_gets_a_clear_message(warehouse, monkeypatc
     assert code == 2 and out == ""
     assert f"warehouse {warehouse} is locked by another process" in err
     assert f"(PID {holder.pid})" in err
+
+
+def test_no_progress_bar_is_drawn_into_the_output(warehouse, monkeypatch, capsys):
+    """DuckDB draws a progress bar for queries slower than 2 s; it must never mix with results."""
+    code, out, _ = gw(monkeypatch, capsys, "sql", "SELECT current_setting('enable_progress_bar') AS bar", "-w", str(warehouse), "-f", "csv")
+    assert (code, out) == (0, "bar\nfalse\n")
+
+
+def test_sql_from_stdin(warehouse, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("SELECT count(*) AS n\nFROM runs"))
+    code, out, _ = gw(monkeypatch, capsys, "sql", "-", "-w", str(warehouse), "-f", "csv")
+    assert (code, out) == (0, "n\n2\n")
