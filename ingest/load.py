@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
@@ -189,6 +190,22 @@ class _Pool:
             yield self.window.popleft().result()
 
 
+_CRASH = os.environ.get("GROUNDWORK_INGEST_CRASH")  # fault injection for the kill -9 tests: "point:n"
+_crash_counts: dict[str, int] = {}
+
+
+def _crash_point(point: str) -> None:
+    """SIGKILL this process the n-th time ``point`` is reached (only when GROUNDWORK_INGEST_CRASH
+    is set; tests use it to kill an ingest at exact moments)."""
+    if _CRASH is None:
+        return
+    name, _, n = _CRASH.partition(":")
+    if name == point:
+        _crash_counts[point] = _crash_counts.get(point, 0) + 1
+        if _crash_counts[point] == int(n or 1):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
 def _now():
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
@@ -304,7 +321,9 @@ class _Loader:
             if seen:
                 _with_table(con, "_gw_seen_batch", pa.table({"id": pa.array(seen, pa.string())}),
                             lambda: con.execute("INSERT INTO _gw_seen SELECT id FROM _gw_seen_batch"))
+            _crash_point("batch-before-commit")
             con.execute("COMMIT")
+            _crash_point("batch-after-commit")
         except BaseException:
             _rollback(con)
             raise
@@ -369,6 +388,7 @@ class _Loader:
                         "runs_rejected = ?, runs_missing = ?, issues = ? WHERE ingest_id = ?",
                         [_now(), result.folders_seen, result.runs_loaded, result.runs_unchanged,
                          result.runs_rejected, result.runs_missing, result.issues_new, self.ingest_id])
+            _crash_point("finish-before-commit")
             con.execute("COMMIT")
         except BaseException:
             _rollback(con)
