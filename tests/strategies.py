@@ -89,12 +89,15 @@ FAIRSHARING = [
      "registry": "Standard", "extra": 1},
     {"fairsharing_id": "FAIRsharing.0002", "name": "CSV\u2028", "subjects": [3, 1.0, None, "x"], "status": "ready"},
 ]
-REFS = {"snap:records": RECORDS, "snap:records (stale)": RECORDS, "snap:fair": FAIRSHARING}
-ID_FIELD = {"snap:records": "source_id", "snap:records (stale)": "source_id", "snap:fair": "fairsharing_id"}
+REFS = {"snap:records": RECORDS, "snap:records (stale)": RECORDS, "snap:fair": FAIRSHARING, "None": RECORDS, 5: RECORDS}
 
 
-def write_sources(directory: Path) -> Path:
-    """Write the pinned copies the generated evidence cites; return the sources.yaml path."""
+def write_sources(directory: Path, *, str_refs: bool = False) -> Path:
+    """Write the pinned copies the generated evidence cites; return the sources.yaml path.
+
+    ``str_refs`` adds an entry serving the refs 'None' and 5, which evidence without a
+    snapshot_ref (looked up as str(None)) and with snapshot_ref 5 then resolve to (spec 5.4, 9.4.6).
+    """
     directory.mkdir(parents=True, exist_ok=True)
     jsonl = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in RECORDS).encode("utf-8")
     array = json.dumps(FAIRSHARING, indent=2, ensure_ascii=False).encode("utf-8")
@@ -106,7 +109,9 @@ def write_sources(directory: Path) -> Path:
         f"  - snapshot_refs: ['snap:records', 'snap:records (stale)']\n    path: records.jsonl\n"
         f"    id_field: source_id\n    sha256: '{hashlib.sha256(jsonl).hexdigest()}'\n"
         f"  - snapshot_refs: ['snap:fair']\n    path: fair.json\n"
-        f"    id_field: fairsharing_id\n    sha256: '{hashlib.sha256(array).hexdigest()}'\n",
+        f"    id_field: fairsharing_id\n    sha256: '{hashlib.sha256(array).hexdigest()}'\n"
+        + (f"  - snapshot_refs: ['None', 5]\n    path: records.jsonl\n"
+           f"    id_field: source_id\n    sha256: '{hashlib.sha256(jsonl).hexdigest()}'\n" if str_refs else ""),
         encoding="utf-8")
     return cfg
 

@@ -54,3 +54,24 @@ def test_sql_verify_agrees_with_reference(runs):
     problems = disagreements(runs, expected, actual)
     assert not problems, f"{len(problems)} of {len(runs)} runs disagree; first:\n{problems[0]}"
 
+
+
+@pytest.mark.xfail(reason="known SQL disagreement (reported): S1/S2 print repr(str(ref)) instead of repr of the raw "
+                          "snapshot_ref (spec 5.4 steps 3, 5, 7)", strict=False)
+def test_snapshot_ref_is_printed_as_the_raw_value(tmp_path):
+    """Evidence without a snapshot_ref looks up the copy registered as 'None' (spec 5.4 step 3,
+    9.4.6) but the S1/S2 messages print the raw ref: `which None does not hold`; a numeric ref 5
+    prints as 5."""
+    from tests.strategies import RECORDS, RunFiles, dump_envelope, uuid7
+
+    sources_yaml = write_sources(tmp_path / "sources", str_refs=True)
+    evidence = [{"source_id": "src:invented", "content_hash": "0" * 64},
+                {"source_id": RECORDS[0]["source_id"], "snapshot_ref": 5, "canonicalisation": "dd-json-document-v1",
+                 "content_hash": "1" * 64}]
+    run = RunFiles(uuid7(1), {"spans.jsonl": b"", "envelope.json": dump_envelope(
+        {"invocation_id": uuid7(1), "grounding_mode": "retrieval", "evidence": evidence}), "request.json": None})
+    expected = reference_verify(run, refsrc.load_sources(sources_yaml))
+    assert expected.violations[0] == "S1: evidence cites 'src:invented', which None does not hold"
+    assert " does not match 5, where " in expected.violations[1]
+    actual = sql_verify(write_archive([run], tmp_path / "runs"), sources_yaml)
+    assert actual[run.name] == expected
