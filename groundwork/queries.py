@@ -118,15 +118,15 @@ def parse(text: str, name: str, path: Path | None = None) -> SavedQuery:
     return SavedQuery(name, fields["title"][0], " ".join(fields["description"]), params, text, path or Path(name))
 
 
-def load(directory: Path = QUERIES_DIR) -> dict[str, SavedQuery]:
-    """Return every saved query of ``directory`` by name, sorted by name."""
+def load(directory: Path | None = None) -> dict[str, SavedQuery]:
+    """Return every saved query of ``directory`` (default sql/queries/) by name, sorted by name."""
     out = {}
-    for path in sorted(Path(directory).glob("*.sql")):
+    for path in sorted(Path(directory or QUERIES_DIR).glob("*.sql")):
         out[path.stem] = parse(path.read_text(encoding="utf-8"), path.stem, path)
     return out
 
 
-def get(name: str, directory: Path = QUERIES_DIR) -> SavedQuery:
+def get(name: str, directory: Path | None = None) -> SavedQuery:
     """Return the saved query ``name``; raise QueryError naming the known ones."""
     queries = load(directory)
     if name not in queries:

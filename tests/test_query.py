@@ -137,3 +137,14 @@ def test_cli_parameter_errors_exit_2(args, message, empty_warehouse, monkeypatch
 def test_cli_show_prints_the_sql(monkeypatch, capsys):
     code, out, _ = gw(monkeypatch, capsys, "query", "passed_then_failing", "--show")
     assert code == 0 and out == (QUERIES_DIR / "passed_then_failing.sql").read_text(encoding="utf-8")
+
+
+def test_an_sql_error_in_a_saved_query_names_the_file_and_position(tmp_path, monkeypatch, capsys):
+    (tmp_path / "broken.sql").write_text("-- title: Broken\n-- description: d\nSELECT\n  nonesuch FROM runs\n", encoding="utf-8")
+    monkeypatch.setattr(queries, "QUERIES_DIR", tmp_path)
+    path = tmp_path / "w.duckdb"
+    connect(path).close()
+    code, out, err = gw(monkeypatch, capsys, "query", "broken", "-w", str(path))
+    assert code == 2 and out == ""
+    assert err.startswith('groundwork: error: broken.sql: Binder Error: Referenced column "nonesuch" not found')
+    assert err.rstrip().endswith("(at line 4, column 3)")

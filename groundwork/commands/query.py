@@ -8,7 +8,7 @@ import typer
 
 from .. import queries
 from ..formats import Format, write
-from ..investigate import run
+from ..investigate import SqlError, run
 from ..warehouse import DEFAULT_PATH, connect
 
 
@@ -48,5 +48,7 @@ def register(app: typer.Typer) -> None:
         con = connect(warehouse, read_only=True)
         try:
             write(run(con, saved.sql, values), fmt, sys.stdout, max_width)
+        except SqlError as exc:  # the position is inside the query file: name it
+            raise SqlError(f"{saved.path.name}: {exc}") from None
         finally:
             con.close()
