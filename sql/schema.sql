@@ -602,12 +602,16 @@ SELECT invocation_id,
        coalesce(payload_has_grounded_on, false)                       AS payload_has_grounded_on,
        coalesce(evidence_count, 0)                                    AS evidence_count,
        'input:' || coalesce(envelope_invocation_id, 'None')           AS input_sid
-FROM runs
-WHERE lintable;
-COMMENT ON VIEW lint_runs IS 'Runs the workbench linter can judge (runs.lintable), with the envelope values of spec 6.1/6.2 the rules need.';
+FROM runs r
+WHERE lintable
+   OR (EXISTS (SELECT 1 FROM ingest_issues i
+               WHERE i.invocation_id = r.invocation_id AND i.kind = 'cycle' AND i.effect LIKE '%unlintable%')
+       AND NOT EXISTS (SELECT 1 FROM ingest_issues i
+                       WHERE i.invocation_id = r.invocation_id AND i.kind <> 'cycle' AND i.effect LIKE '%unlintable%'));
+COMMENT ON VIEW lint_runs IS 'Runs whose files the rules can read: lintable runs, plus runs ingest marked unlintable only for a span-id cycle (so GW1 can name it; lint_judged leaves them out). Envelope values of spec 6.1/6.2 the rules need.';
 
 CREATE OR REPLACE VIEW lint_spans AS
-SELECT s.invocation_id, s.ord, s.name, s.name_json, s.span_id, s.trace_id, s.parent_id,
+SELECT s.invocation_id, s.ord, s.line_no, s.name, s.name_json, s.span_id, s.trace_id, s.parent_id,
        s.start_time, s.end_time,
        coalesce(s.dd_source_id, 'None')    AS source_id,
        coalesce(s.dd_content_hash, 'None') AS content_hash,
@@ -654,9 +658,9 @@ WHERE w.depth > 0;
 COMMENT ON VIEW lint_tree IS 'Descendants of the root (spec 6.1), once per path: a span reached through two copies of a duplicated parent id appears twice, as the workbench counts it. Upstream output order is (parent_key, ord): parent_key encodes the order in which the workbench''s stack pops the parent (negated sibling ords along the path, fixed width, compared as strings). A row with cycle = true re-enters its own path (errata C4); the walk stops there.';
 
 CREATE OR REPLACE VIEW lint_cycles AS
-SELECT invocation_id, min(ord) AS ord, min_by(span_id, ord) AS span_id
-FROM lint_tree WHERE cycle
-GROUP BY invocation_id;
+SELECT t.invocation_id, t.ord, s.line_no, s.name_json, s.span_id
+FROM (SELECT invocation_id, min(ord) AS ord FROM lint_tree WHERE cycle GROUP BY invocation_id) t
+JOIN lint_spans s ON s.invocation_id = t.invocation_id AND s.ord = t.ord;
 COMMENT ON VIEW lint_cycles IS 'Runs whose span tree has a span-id cycle reachable from the root: the workbench linter never returns (errata C4). ord/span_id name the first span record that closes a cycle.';
 
 CREATE OR REPLACE VIEW lint_judged AS

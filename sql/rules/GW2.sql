@@ -5,7 +5,8 @@
 -- needs_succeeded: false
 -- order: first_ord
 -- Spec 6.7: duplicates inflate counts and repeat G1 messages; the workbench says nothing.
-SELECT invocation_id, span_id, min(ord) AS first_ord, count(*) AS copies
+SELECT invocation_id, span_id, min(ord) AS first_ord, count(*) AS copies,
+       string_agg(CAST(line_no AS VARCHAR), ', ' ORDER BY ord) AS lines
 FROM lint_spans
 GROUP BY invocation_id, span_id
 HAVING count(*) > 1

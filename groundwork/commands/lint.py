@@ -1,0 +1,148 @@
+"""`groundwork lint`: the workbench's grounding linter as SQL, over the warehouse or two files.
+
+    groundwork lint [--warehouse W] [--rules G1,G2] [--run ID ...] [--format text|jsonl|junit] [--out DIR]
+    groundwork lint SPANS ENVELOPE          # drop-in for `workbench lint SPANS ENVELOPE`
+
+Exit 0: every selected run passed; 1: a run violates a rule or cannot be linted at all (the
+workbench would crash or hang on it); 2: the job could not be done. The drop-in prints exactly
+what `workbench lint` prints and exits 0/1 like it; where the workbench prints a traceback and
+exits 1 (unreadable file, invalid JSON, span line missing a required key, ...) this prints one
+line on stderr and exits 2.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from pathlib import Path
+
+import orjson
+import typer
+
+from ..errors import GroundworkError
+from ..warehouse import DEFAULT_PATH, connect
+
+
+class LintFormat(str, enum.Enum):
+    text = "text"
+    jsonl = "jsonl"
+    junit = "junit"
+
+
+def write_outputs(result, out: str | None) -> int:
+    """Write DIR/<invocation_id>/grounding.txt (the exact bytes) for every linted run."""
+    if not out:
+        return 0
+    from reports.filters import slug
+
+    root = Path(out)
+    written = 0
+    for verdict in result.verdicts:
+        text = verdict.grounding_txt
+        if text is None:
+            continue
+        folder = root / slug(verdict.invocation_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "grounding.txt").write_bytes(text.encode("utf-8", "surrogateescape"))
+        written += 1
+    return written
+
+
+def print_result(result, fmt: LintFormat, *, show_passed: bool) -> None:
+    from reports.render import render
+
+    if fmt is LintFormat.jsonl:
+        out = sys.stdout.buffer
+        for verdict in result.verdicts:
+            out.write(orjson.dumps(verdict.report()) + b"\n")
+        sys.stdout.flush()
+        return
+    if fmt is LintFormat.text:
+        sys.stdout.write(render("lint/report.txt.j2", verdicts=result.verdicts, show_passed=show_passed,
+                                totals=result.totals_line()))
+        return
+    titles: dict[str, list[str]] = {}
+    for rule in result.rules:
+        if rule.kind == "rule":
+            titles.setdefault(rule.code, []).append(rule.title)
+    hits: dict[str, list] = {code: [] for code in titles}
+    findings = []
+    for v in result.verdicts:
+        for code, message in zip(v.codes, v.violations):
+            hits[code].append((v.invocation_id, message))
+        findings.extend((code, v.invocation_id, message) for code, message in v.findings)
+    suites = [(code, "; ".join(titles[code]), hits[code]) for code in titles]
+    unlintable = [v for v in result.verdicts if v.status == "unlintable"]
+    sys.stdout.write(render("lint/junit.xml.j2", suites=suites, unlintable=unlintable, findings=findings))
+
+
+def lint_files(spans: str, envelope: str) -> int:
+    """`workbench lint SPANS ENVELOPE`: same stdout, exit 0/1 (2 with one line when unlintable)."""
+    import ingest
+    from ..lint import lint_warehouse
+
+    for label, path in (("spans file", spans), ("envelope file", envelope)):
+        p = Path(path)
+        if not p.is_file():
+            raise GroundworkError(f"cannot read {label} {path}: {'no such file' if not p.exists() else 'not a file'}")
+    con = connect(":memory:")
+    try:
+        key = ingest.load_single(con, spans, envelope)
+        result = lint_warehouse(con, runs=[key], record=False)
+        verdict = result.verdicts[0]
+        if verdict.grounding_txt is None:
+            issue = con.execute(
+                "SELECT path, line, message FROM ingest_issues WHERE invocation_id = ? AND effect LIKE '%unlintable%'"
+                " ORDER BY path, line NULLS FIRST LIMIT 1", [key]).fetchone()
+            where = f"{issue[0]}{f' line {issue[1]}' if issue[1] else ''}: {issue[2]}" if issue else verdict.reason
+            raise GroundworkError(f"the workbench linter cannot lint these files ({where})")
+    finally:
+        con.close()
+    sys.stdout.buffer.write(verdict.grounding_txt.encode("utf-8", "surrogateescape"))
+    sys.stdout.flush()
+    return 0 if verdict.passed else 1
+
+
+def _codes(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [c for v in values for c in v.split(",") if c.strip()]
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("lint")
+    def lint_command(
+        files: list[str] = typer.Argument(None, metavar="[SPANS ENVELOPE]",
+                                          help="Lint this spans.jsonl and envelope.json instead of the warehouse (drop-in for `workbench lint`)."),
+        warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="Warehouse file."),
+        rules: list[str] = typer.Option(None, "--rules", "-r", help="Only these rule codes (comma list or repeated), e.g. G1,G2."),
+        run: list[str] = typer.Option(None, "--run", help="Only this run (invocation id); repeat for more."),
+        fmt: LintFormat = typer.Option(LintFormat.text, "--format", "-f",
+                                       help="text (failing runs; --show-passed for all), jsonl (one report object per run) or junit."),
+        out: str = typer.Option(None, "--out", help="Also write DIR/<invocation_id>/grounding.txt for every linted run."),
+        show_passed: bool = typer.Option(False, "--show-passed", help="text format: print passing runs too."),
+        no_record: bool = typer.Option(False, "--no-record", help="Do not append this pass to the warehouse's lint history."),
+    ) -> None:
+        """Lint every run (grounding rules G0, E1, G1-G4, R1-R3, N1, D1-D3 as SQL) exactly as the workbench does.
+
+        Prints the workbench's verdicts (grounding.txt texts) and groundwork-only findings
+        (GW1 span-id cycle, GW2 duplicate span id, GW3 delegation hash mismatch, GW4 missing child).
+        """
+        if files:
+            if len(files) != 2:
+                raise GroundworkError("give both SPANS and ENVELOPE (or neither, to lint the warehouse)")
+            if run or rules:
+                raise GroundworkError("--run and --rules apply to the warehouse, not to SPANS ENVELOPE")
+            raise typer.Exit(lint_files(files[0], files[1]))
+        from ..lint import lint_warehouse
+
+        con = connect(warehouse, create=False)
+        try:
+            result = lint_warehouse(con, codes=_codes(rules), runs=run or None, record=not no_record)
+        finally:
+            con.close()
+        write_outputs(result, out)
+        print_result(result, fmt, show_passed=show_passed)
+        if fmt is not LintFormat.text:
+            print(result.totals_line(), file=sys.stderr)
+        raise typer.Exit(result.exit_code)
