@@ -42,7 +42,7 @@ PASS_INPUT_ONLY = "pass/input_only/review"
 def archive(tmp_path: Path, *scenarios: str, index: bool = False) -> tuple[Path, list[str]]:
     """A runs/ folder holding copies of the named corpus scenarios; returns (runs_dir, ids)."""
     runs = tmp_path / "runs"
-    runs.mkdir(exist_ok=True)
+    runs.mkdir(parents=True, exist_ok=True)
     ids = []
     for name in scenarios:
         inv = scenario(name)
