@@ -88,6 +88,10 @@ def test_timestamps_are_utc_microseconds_and_json_is_text(warehouse, tmp_path):
     schema = pq.read_schema(next((out / "spans").glob("completed_date=2026-09-25/*.parquet")))
     assert str(schema.field("start_time").type) == "timestamp[us, tz=UTC]"
     assert "completed_date" not in schema.names  # the partition lives in the path only
+    for file in out.rglob("*.parquet"):  # Spark reads neither nanosecond timestamps nor DuckDB's JSON type
+        for field in pq.read_schema(file):
+            assert "[ns" not in str(field.type), (file, field)
+            assert not str(field.type).startswith("extension"), (file, field)
     rows = ds.dataset(out / "runs", format="parquet", partitioning="hive").to_table().to_pylist()
     run_a = next(r for r in rows if r["invocation_id"] == "run-a")
     assert run_a["completed_at"] == dt.datetime(2026, 9, 25, 23, 59, 59, 999999, tzinfo=dt.timezone.utc)
