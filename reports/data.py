@@ -400,14 +400,14 @@ def unresolved_by_source(con, p: Passes, top: int) -> dict:
         return {"rows": [], "total": 0, "more": 0}
     base = """
         SELECT COALESCE(e.source_id, regexp_extract(u.item, '^(.*) \\([^()]*\\)$', 1)) AS source_id,
-               COUNT(*) AS items, COUNT(DISTINCT u.invocation_id) AS runs
+               COUNT(*) AS unresolved_items, COUNT(DISTINCT u.invocation_id) AS runs
         FROM verify_unresolved u
         LEFT JOIN evidence e ON e.invocation_id = u.invocation_id AND e.ord = u.seq
                              AND u.item = e.source_id || ' (' || e.snapshot_ref || ')'
         WHERE u.lint_id = $verify
         GROUP BY ALL
     """
-    rows = _rows(con, base + " ORDER BY items DESC, source_id LIMIT $top", {"verify": p.verify_id, "top": top})
+    rows = _rows(con, base + " ORDER BY unresolved_items DESC, source_id LIMIT $top", {"verify": p.verify_id, "top": top})
     total = _one(con, f"SELECT COUNT(*) AS n FROM ({base})", {"verify": p.verify_id})["n"]
     return {"rows": rows, "total": total, "more": max(0, total - len(rows))}
 

@@ -60,6 +60,10 @@ def test_fleet_report_loads_cleanly_and_shows_the_numbers(chromium, example_repo
     assert int(text(chromium, "#new-failing")) == t["new_failing"] == t["runs_failing"]
     assert int(text(chromium, "#lint-failed")) == t["lint_failed"]
     assert int(text(chromium, "#drift-grounding-withheld")) == s["drift"]["grounding"]["counts"]["withheld"]
+    top = s["unresolved_by_source"]["rows"][0]
+    assert text(chromium, "#unresolved-sources tbody tr td:nth-child(1)") == top["source_id"]
+    assert int(text(chromium, "#unresolved-sources tbody tr td:nth-child(2)")) == top["unresolved_items"]
+    assert int(text(chromium, "#worst-agents tbody tr td:nth-child(3)")) == s["worst_agents"][0]["failing"]
     assert count(chromium, "script") == 0
     assert count(chromium, "svg rect") > 0                              # the trend charts drew bars
     assert count(chromium, 'a[href^="runs/"]') >= min(100, t["runs_failing"])
