@@ -6,6 +6,8 @@ import csv
 import datetime as dt
 import decimal
 import enum
+import json
+import math
 from typing import Callable, Iterator, TextIO
 
 import orjson
@@ -55,6 +57,15 @@ def _json_default(value):
     raise TypeError
 
 
+def _stdlib_default(value):
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    try:
+        return _json_default(value)
+    except TypeError:
+        return str(value)
+
+
 def _json_row(columns: list[str], types: list[str]) -> Callable[[tuple], bytes]:
     """Return a function turning a row into a JSON object; JSON columns are embedded as values."""
     json_cols = {i for i, t in enumerate(types) if t == "JSON"}
@@ -65,7 +76,13 @@ def _json_row(columns: list[str], types: list[str]) -> Callable[[tuple], bytes]:
             if i in json_cols and value is not None:
                 value = orjson.Fragment(value.encode("utf-8"))
             obj[name] = value
-        return orjson.dumps(obj, default=_json_default, option=orjson.OPT_NON_STR_KEYS)
+        try:
+            return orjson.dumps(obj, default=_json_default, option=orjson.OPT_NON_STR_KEYS)
+        except orjson.JSONEncodeError:  # e.g. a HUGEINT beyond 64 bits: the slow exact path
+            plain = {name: json.loads(v) if i in json_cols and v is not None
+                     else None if isinstance(v, float) and not math.isfinite(v) else v  # as orjson writes them
+                     for i, (name, v) in enumerate(zip(columns, row))}
+            return json.dumps(plain, default=_stdlib_default, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
     return convert
 

@@ -160,3 +160,12 @@ def test_sql_from_stdin(warehouse, monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO("SELECT count(*) AS n\nFROM runs"))
     code, out, _ = gw(monkeypatch, capsys, "sql", "-", "-w", str(warehouse), "-f", "csv")
     assert (code, out) == (0, "n\n2\n")
+
+
+def test_json_handles_every_duckdb_type(warehouse, monkeypatch, capsys):
+    sql = ("SELECT 170141183460469231731687303715884105727::HUGEINT AS big, 'nan'::DOUBLE AS nan, 2.50::DECIMAL(5, 2) AS dec, "
+           "DATE '2026-01-02' AS day, MAP {'k': [1, 2]} AS m, {'s': 'x'} AS st, '{\"z\": [1]}'::JSON AS j")
+    code, out, err = gw(monkeypatch, capsys, "sql", sql, "-w", str(warehouse), "-f", "jsonl")
+    assert code == 0, err
+    assert json.loads(out) == {"big": 170141183460469231731687303715884105727, "nan": None, "dec": 2.5,
+                               "day": "2026-01-02", "m": {"k": [1, 2]}, "st": {"s": "x"}, "j": {"z": [1]}}

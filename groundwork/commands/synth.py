@@ -16,11 +16,12 @@ def register(app: typer.Typer) -> None:
         violation_rate: float = typer.Option(0.05, "--violation-rate",
                                              help="Share of run groups that break a rule (0..1)."),
         workers: int = typer.Option(2, "--workers", help="Worker processes."),
+        records: int = typer.Option(400, "--records", help="Records in the pinned FAIRsharing snapshot copy."),
     ) -> None:
         """Write a synthetic run archive in the workbench's exact format, with the expected verdicts."""
         from groundwork.synth import generate
 
-        res = generate(out, runs, seed=seed, violation_rate=violation_rate, workers=workers)
+        res = generate(out, runs, seed=seed, violation_rate=violation_rate, workers=workers, records=records)
         typer.echo(f"synth: {res.runs} runs ({res.groups} groups, {res.violating_groups} violating) "
                    f"in {res.seconds:.2f} s = {res.runs_per_second:,.0f} runs/s -> {res.out}")
         typer.echo(f"archive: {res.out / 'runs'}  sources: {res.out / 'sources.yaml'}  truth: {res.out / 'truth.jsonl'}")

@@ -28,7 +28,7 @@ import orjson
 from groundwork.errors import GroundworkError
 
 from . import scenarios as S
-from .pools import FC_FILE, FC_REF, FS_FILE, FS_REF, FS_STALE, pools
+from .pools import FC_FILE, FC_REF, FS_FILE, FS_REF, FS_STALE, pools, set_records
 
 CHUNK = 200
 T0_US = 1_790_812_800_000_000          # 2026-10-01T00:00:00Z
@@ -146,8 +146,11 @@ def sources_yaml() -> str:
 
 
 def generate(out, runs: int, seed: int = 0, violation_rate: float = 0.05, workers: int = 2,
-             progress=None) -> SynthResult:
-    """Write a synthetic archive of exactly ``runs`` run folders to ``out`` (see module doc)."""
+             records: int = 400, progress=None) -> SynthResult:
+    """Write a synthetic archive of exactly ``runs`` run folders to ``out`` (see module doc).
+
+    ``records`` sizes the pinned FAIRsharing snapshot that retrieval runs cite.
+    """
     if runs < 1:
         raise GroundworkError("--runs must be at least 1")
     if not 0.0 <= violation_rate <= 1.0:
@@ -155,7 +158,10 @@ def generate(out, runs: int, seed: int = 0, violation_rate: float = 0.05, worker
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise GroundworkError(f"{out} exists and is not empty; choose a new directory")
+    if records < 10:
+        raise GroundworkError("--records must be at least 10")
     started = time.perf_counter()
+    set_records(records)
     P = pools()
     runs_dir = out / "runs"
     (runs_dir / "schemas").mkdir(parents=True)
@@ -186,7 +192,7 @@ def generate(out, runs: int, seed: int = 0, violation_rate: float = 0.05, worker
     seconds = time.perf_counter() - started
     violating = sum(1 for _, s, _ in groups if s < 0)
     manifest = {"generator": "groundwork synth", "runs": written, "groups": len(groups), "seed": seed,
-                "violation_rate": violation_rate, "violating_groups": violating,
+                "violation_rate": violation_rate, "snapshot_records": len(P.fs), "violating_groups": violating,
                 "sources": "sources.yaml", "truth": "truth.jsonl", "scenarios": dict(sorted(counts.items()))}
     _write(out / "synth.json", (json.dumps(manifest, indent=2) + "\n").encode("ascii"))
     return SynthResult(out, written, len(groups), violating, seconds, counts)

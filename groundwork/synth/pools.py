@@ -96,11 +96,11 @@ class Pools:
     fc_bytes: bytes
     fs_sha: str = ""
     fc_sha: str = ""
-    extra: dict = field(default_factory=dict)
+    fs_by_sid: dict = field(default_factory=dict)
 
 
 def _fs_record(rng: random.Random, i: int) -> dict:
-    suffix = "".join(rng.choice(_B36) for _ in range(6))
+    suffix = "".join(rng.choice(_B36) for _ in range(6)) + (f"{i:x}" if i >= 400 else "")
     fid = f"FAIRsharing.{suffix}"
     name = f"{rng.choice(_WORDS)} {rng.choice(_KINDS)}"
     abbrev = "".join(w[0] for w in name.split()).upper() + str(i)
@@ -138,10 +138,22 @@ def _schema(cls: str, props: dict) -> dict:
 _GROUNDED = {"grounded_on": {"type": "array", "items": {"$ref": "#/$defs/GroundingRef"}}}
 
 
-@lru_cache(maxsize=1)
+_SIZE = [400]
+
+
+def set_records(n: int) -> None:
+    """Number of records in the pinned FAIRsharing snapshot (default 400)."""
+    _SIZE[0] = n
+
+
 def pools() -> Pools:
+    return _pools(_SIZE[0])
+
+
+@lru_cache(maxsize=2)
+def _pools(n_records: int) -> Pools:
     rng = random.Random(20260904)
-    fs_recs = sorted((_fs_record(rng, i) for i in range(400)), key=lambda r: r["fairsharing_id"])
+    fs_recs = sorted((_fs_record(rng, i) for i in range(n_records)), key=lambda r: r["fairsharing_id"])
     seen, uniq = set(), []
     for r in fs_recs:
         if r["fairsharing_id"] not in seen:
@@ -208,4 +220,5 @@ def pools() -> Pools:
     import hashlib
 
     return Pools(fs, fc, inputs, schemas, fs_bytes, fc_bytes,
-                 hashlib.sha256(fs_bytes).hexdigest(), hashlib.sha256(fc_bytes).hexdigest())
+                 hashlib.sha256(fs_bytes).hexdigest(), hashlib.sha256(fc_bytes).hexdigest(),
+                 {r.sid: r for r in fs})

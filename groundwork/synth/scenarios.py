@@ -462,7 +462,7 @@ def v_payload_shape_withheld(ctx, t0):
 def v_e1_altered(ctx, t0):
     def body(run):
         ev = run.evidence[ctx.rng.randrange(len(run.evidence))]
-        ev.item["content"] = altered(next(r for r in pools().fs if r.sid == ev.item["source_id"]))
+        ev.item["content"] = altered(pools().fs_by_sid[ev.item["source_id"]])
         ev.tags.add("E1hash")
     return one(ctx, t0, "r3", "violation/E1/content-altered-hash-kept", body)
 
@@ -533,7 +533,7 @@ def v_g2_nothing(ctx, t0):
 def v_g3(ctx, t0):
     def body(run):
         sid, h = other_hash(run, {e.item["content_hash"] for e in run.evidence})
-        rec = next(r for r in pools().fs if r.sid == sid)
+        rec = pools().fs_by_sid[sid]
         run.record_evidence(rec, FS_REF, tags={"G3"})
     return one(ctx, t0, "r3", "violation/G3/evidence-not-retrieved", body)
 
@@ -712,7 +712,7 @@ def v_none_everything(ctx, t0):
 def v_e1_g3(ctx, t0):
     def body(run):
         sid, _ = other_hash(run, {e.item["content_hash"] for e in run.evidence})
-        rec = next(r for r in pools().fs if r.sid == sid)
+        rec = pools().fs_by_sid[sid]
         run.record_evidence(rec, FS_REF, tags={"G3", "E1hash"}, content=True)
         run.evidence[-1].item["content"] = altered(rec)
     return one(ctx, t0, "r3", "combo/E1+G3/altered-unretrieved-evidence", body)

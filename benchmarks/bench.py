@@ -1,0 +1,381 @@
+"""Benchmark groundwork against the floor of reading the archive, on synthetic archives.
+
+    .venv/bin/python benchmarks/bench.py [--sizes 10000,100000] [--quick] [--workdir DIR]
+                                         [--ref-limit N] [--keep] [--no-write]
+
+For each size: `groundwork synth` writes an archive; then every step runs as its own subprocess
+and is timed (wall clock) with the peak RSS and CPU time of its process tree (os.wait4):
+
+    floor            Python reading every file's bytes (os.scandir + open().read())
+    duckdb           DuckDB read_json over the same JSON files (+ read_text for the .txt files),
+                     materialised into temp tables
+    ingest           groundwork ingest (fresh warehouse)
+    re-ingest        groundwork ingest of the unchanged archive
+    lint             groundwork lint (all rules, recorded)
+    verify           groundwork verify against the archive's sources.yaml
+    nightly #1       groundwork nightly on the ingested warehouse (its report rendering is timed
+                     separately as "reports", and fleet.html's size is recorded)
+    nightly +1%      groundwork nightly after adding 1 % new runs to the archive
+    reference lint   tests/reference/linter.py looping over the runs in one process
+
+Ratios are against the floor measured in the same invocation. A command that does not exist
+yet is reported as "not available". Results are printed and written to BENCHMARKS.md
+(and benchmarks/results.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+GW = [PY, "-m", "groundwork.cli"]
+
+FLOOR = r"""
+import os, sys
+n = total = 0
+for e in os.scandir(sys.argv[1]):
+    if e.is_dir():
+        for f in os.scandir(e.path):
+            with open(f.path, "rb") as fh:
+                total += len(fh.read())
+            n += 1
+    else:
+        with open(e.path, "rb") as fh:
+            total += len(fh.read())
+        n += 1
+print(f"{n} files, {total} bytes")
+"""
+
+DUCKDB = r"""
+import duckdb, sys
+r, fn = sys.argv[1], sys.argv[2]
+opts = ", union_by_name=true" if fn == "read_json" else ""
+con = duckdb.connect()
+rows = []
+for name, src in [
+        ("envelope", f"{fn}('{r}/*/envelope.json', format='auto'{opts})"),
+        ("request", f"{fn}('{r}/*/request.json', format='auto'{opts})"),
+        ("spans", f"{fn}('{r}/*/spans.jsonl', format='newline_delimited'{opts})"),
+        ("index", f"{fn}('{r}/invocations.jsonl', format='newline_delimited'{opts})"),
+        ("texts", f"read_text('{r}/*/*.txt')")]:
+    con.execute(f"CREATE TEMP TABLE t_{name} AS SELECT * FROM {src}")
+    rows.append(f"{name}={con.execute(f'SELECT count(*) FROM t_{name}').fetchone()[0]}")
+print(" ".join(rows))
+"""
+
+NIGHTLY = r"""
+import json, sys
+from groundwork.nightly import run_nightly
+res = run_nightly(sys.argv[1], warehouse=sys.argv[2], sources=sys.argv[3], out=sys.argv[4])
+print(json.dumps({k: round(v, 3) for k, v in res.seconds.items() if isinstance(v, (int, float))}))
+"""
+
+REFERENCE = r"""
+import json, os, sys, time
+sys.path.insert(0, sys.argv[3])
+from tests.reference import linter as L
+runs = sys.argv[1]
+limit = int(sys.argv[2])
+ids = sorted(e.name for e in os.scandir(runs) if e.is_dir() and e.name != "schemas")[:limit]
+t = time.perf_counter()
+n = bad = 0
+for i in ids:
+    try:
+        L.lint_files(f"{runs}/{i}/spans.jsonl", f"{runs}/{i}/envelope.json")
+    except L.Unlintable:
+        bad += 1
+    n += 1
+print(json.dumps({"runs": n, "unlintable": bad, "seconds": time.perf_counter() - t}))
+"""
+
+
+def run_step(cmd, *, cwd=None, stdout_file=None) -> dict:
+    """Run a command; return wall seconds, CPU seconds, peak RSS (MB), exit code and output."""
+    out = open(stdout_file, "wb") if stdout_file else subprocess.PIPE
+    t = time.perf_counter()
+    try:
+        p = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.PIPE)
+    except FileNotFoundError as exc:
+        return {"available": False, "error": str(exc)}
+    stdout_b, stderr_b = b"", b""
+    if p.stdout is not None:
+        stdout_b = p.stdout.read()
+    stderr_b = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if stdout_file:
+        out.close()
+    err = stderr_b.decode(errors="replace")
+    if p.returncode == 2 and ("No such command" in err or "No module named" in err):
+        return {"available": False, "error": err.strip().splitlines()[-1] if err.strip() else ""}
+    return {"available": True, "wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_mb": ru.ru_maxrss / 1024,
+            "rc": p.returncode, "stdout": stdout_b.decode(errors="replace")[-2000:], "stderr": err[-2000:]}
+
+
+def machine() -> dict:
+    cpu = "unknown"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = 0
+    try:
+        for line in open("/proc/meminfo"):
+            if line.startswith("MemTotal"):
+                mem = int(line.split()[1]) / 1024 / 1024
+    except OSError:
+        pass
+    try:
+        import duckdb
+        duck = duckdb.__version__
+    except ImportError:
+        duck = "not installed"
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True).stdout.strip() or "?"
+    except OSError:
+        commit = "?"
+    return {"commit": commit, "cpu": cpu, "cores": os.cpu_count(), "ram_gb": round(mem, 1), "python": platform.python_version(),
+            "duckdb": duck, "os": f"{platform.system()} {platform.release()}",
+            "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "loadavg_start": os.getloadavg()}
+
+
+def add_new_runs(work: Path, main: Path, n: int, seed: int) -> None:
+    """Append n new runs (another seed) to the archive, as the store would: folders + index lines."""
+    extra = work / "extra"
+    r = run_step(GW + ["synth", str(extra), "--runs", str(n), "--seed", str(seed)], cwd=ROOT)
+    if not r.get("available") or r["rc"] != 0:
+        raise SystemExit(f"synth failed: {r.get('stderr') or r.get('error')}")
+    runs = main / "runs"
+    for p in (extra / "runs").iterdir():
+        if p.is_dir() and p.name != "schemas":
+            os.rename(p, runs / p.name)
+    with open(runs / "invocations.jsonl", "ab") as fh:
+        fh.write((extra / "runs" / "invocations.jsonl").read_bytes())
+    shutil.rmtree(extra)
+
+
+def bench_size(n: int, work: Path, args) -> dict:
+    res: dict = {"runs": n, "steps": {}}
+    steps = res["steps"]
+    arch = work / f"fleet-{n}"
+    wh = work / f"w-{n}.duckdb"
+    rep = work / f"reports-{n}"
+    print(f"\n== {n:,} runs ==", flush=True)
+
+    def show(name, r):
+        steps[name] = r
+        if not r.get("available"):
+            print(f"  {name:16s} not available", flush=True)
+        else:
+            print(f"  {name:16s} {r['wall']:8.2f} s  cpu {r['cpu']:7.2f} s  rss {r['rss_mb']:7.0f} MB  rc {r['rc']}",
+                  flush=True)
+
+    show("synth", run_step(GW + ["synth", str(arch), "--runs", str(n), "--seed", "1",
+                                 "--records", str(max(400, n))], cwd=ROOT))
+    if not steps["synth"].get("available") or steps["synth"]["rc"] != 0:
+        raise SystemExit("synth failed: " + steps["synth"].get("stderr", ""))
+    runs = arch / "runs"
+    res["files_bytes"] = sum(f.stat().st_size for f in runs.rglob("*") if f.is_file())
+    truth = [json.loads(x) for x in (arch / "truth.jsonl").read_text(encoding="utf-8").splitlines()]
+    evidence = 0
+    for t in truth:
+        e = json.loads((runs / t["invocation_id"] / "envelope.json").read_bytes()).get("evidence")
+        evidence += len(e) if isinstance(e, list) else 0
+    res["evidence_items"] = evidence
+    res["snapshot_records"] = max(400, n)
+    # drop the page cache effect of generation as far as we can without root: read once first
+    run_step([PY, "-c", FLOOR, str(runs)])
+    show("floor", run_step([PY, "-c", FLOOR, str(runs)]))
+    show("duckdb read_json", run_step([PY, "-c", DUCKDB, str(runs), "read_json"]))
+    show("duckdb objects", run_step([PY, "-c", DUCKDB, str(runs), "read_json_objects"]))
+    show("ingest", run_step(GW + ["ingest", str(runs), "-w", str(wh), "-q"], cwd=ROOT))
+    show("re-ingest", run_step(GW + ["ingest", str(runs), "-w", str(wh), "-q"], cwd=ROOT))
+    show("lint", run_step(GW + ["lint", "-w", str(wh)], cwd=ROOT, stdout_file=os.devnull))
+    show("verify", run_step(GW + ["verify", "-w", str(wh), "-s", str(arch / "sources.yaml")], cwd=ROOT,
+                            stdout_file=os.devnull))
+    r = run_step([PY, "-c", NIGHTLY, str(runs), str(wh), str(arch / "sources.yaml"), str(rep)], cwd=ROOT)
+    show("nightly #1", r)
+    if r.get("available") and r["rc"] in (0, 1):
+        try:
+            secs = json.loads(r["stdout"].strip().splitlines()[-1])
+            res["nightly1_seconds"] = secs
+            steps["reports"] = {"available": True, "wall": secs.get("reports", float("nan")), "cpu": float("nan"),
+                                "rss_mb": r["rss_mb"], "rc": r["rc"], "note": "inside nightly #1"}
+            print(f"  {'reports':16s} {secs.get('reports', float('nan')):8.2f} s  (inside nightly #1)")
+        except (ValueError, IndexError):
+            pass
+        fleet = rep / "fleet.html"
+        res["fleet_html_bytes"] = fleet.stat().st_size if fleet.exists() else None
+    add_new_runs(work, arch, max(1, n // 100), 1000 + n)
+    r = run_step([PY, "-c", NIGHTLY, str(runs), str(wh), str(arch / "sources.yaml"), str(rep)], cwd=ROOT)
+    show("nightly +1%", r)
+    if r.get("available") and r.get("stdout"):
+        try:
+            res["nightly2_seconds"] = json.loads(r["stdout"].strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            pass
+    limit = min(n, args.ref_limit) if args.ref_limit else n
+    r = run_step([PY, "-c", REFERENCE, str(runs), str(limit), str(ROOT)], cwd=ROOT)
+    if r.get("available") and r["rc"] == 0:
+        info = json.loads(r["stdout"].strip().splitlines()[-1])
+        r["runs_looped"] = info["runs"]
+        r["runs_per_s"] = info["runs"] / info["seconds"] if info["seconds"] else float("nan")
+        r["extrapolated_wall"] = n / r["runs_per_s"]
+    show("reference lint", r)
+    if not args.keep:
+        shutil.rmtree(arch, ignore_errors=True)
+        shutil.rmtree(rep, ignore_errors=True)
+        for p in work.glob(f"w-{n}.duckdb*"):
+            p.unlink()
+    return res
+
+
+ORDER = ["synth", "floor", "duckdb read_json", "duckdb objects", "ingest", "re-ingest", "lint", "verify", "nightly #1", "reports",
+         "nightly +1%", "reference lint"]
+
+
+def table(res: dict) -> str:
+    n = res["runs"]
+    steps = res["steps"]
+    floor = steps.get("floor", {}).get("wall")
+    lines = ["| step | wall s | × floor | runs/s | CPU s | peak RSS MB |", "|---|---:|---:|---:|---:|---:|"]
+    for name in ORDER:
+        r = steps.get(name)
+        if r is None:
+            continue
+        if not r.get("available"):
+            lines.append(f"| {name} | not available | | | | |")
+            continue
+        wall = r["wall"]
+        note = ""
+        if name == "reference lint" and r.get("runs_looped") and r["runs_looped"] != n:
+            note = f" (looped {r['runs_looped']:,}, extrapolated)"
+            wall = r["extrapolated_wall"]
+        if name == "reference lint" and r.get("runs_per_s"):
+            rate = r["runs_per_s"]
+        else:
+            rate = n / wall if wall else float("nan")
+        ratio = f"{wall / floor:.1f}" if floor else ""
+        cpu = f"{r['cpu']:.1f}" if r.get("cpu") == r.get("cpu") else "–"
+        rc = "" if r.get("rc") in (0, 1) else f" (exit {r.get('rc')})"
+        lines.append(f"| {name}{note}{rc} | {wall:.2f} | {ratio} | {rate:,.0f} | {cpu} | {r['rss_mb']:.0f} |")
+    return "\n".join(lines)
+
+
+def targets(results: list[dict]) -> list[str]:
+    out = []
+    by = {r["runs"]: r for r in results}
+
+    def st(r, name):
+        s = r["steps"].get(name, {})
+        return s if s.get("available") else None
+
+    for n, r in sorted(by.items()):
+        ing, fl = st(r, "ingest"), st(r, "floor")
+        if ing and fl:
+            out.append(f"- ingest at {n:,} runs: {ing['wall'] / fl['wall']:.1f}× the floor (target ≤ 3× at 20k runs)")
+        lint, ref = st(r, "lint"), st(r, "reference lint")
+        if lint:
+            line = f"- lint at {n:,} runs: {lint['wall']:.2f} s (target ≤ 2 s at 100k)"
+            if ref and ref.get("runs_per_s"):
+                line += f"; {n / lint['wall'] / ref['runs_per_s']:.1f}× the reference linter's runs/s (target ≥ 20×)"
+            out.append(line)
+        ver = st(r, "verify")
+        if ver:
+            out.append(f"- verify at {n:,} runs ({r.get('evidence_items', 0):,} evidence items, "
+                       f"{r.get('snapshot_records', 0):,} snapshot records): {ver['wall']:.2f} s (target ≤ 2 s at 100k)")
+        rep = st(r, "reports")
+        if rep:
+            size = r.get("fleet_html_bytes")
+            out.append(f"- reports at {n:,} runs: {rep['wall']:.2f} s, fleet.html "
+                       f"{(size or 0) / 1e6:.2f} MB (targets ≤ 10 s and < 5 MB at 100k)")
+        syn = st(r, "synth")
+        if syn:
+            out.append(f"- synth at {n:,} runs: {n / syn['wall']:,.0f} runs/s wall, "
+                       f"{syn['cpu'] / n * 1e6:.0f} µs CPU per run (target ≥ 20,000 runs/s)")
+    rss = {n: st(r, "ingest")["rss_mb"] for n, r in by.items() if st(r, "ingest")}
+    if len(rss) > 1:
+        out.append("- ingest peak RSS by size: " + ", ".join(f"{n:,} runs {v:.0f} MB" for n, v in sorted(rss.items())))
+    return out
+
+
+def write_markdown(path: Path, mach: dict, results: list[dict], args) -> None:
+    parts = ["# Benchmarks", "",
+             "Measured by `benchmarks/bench.py` (pure stdlib + the project) on synthetic archives written by "
+             "`groundwork synth` (seed 1, 5 % violating groups, snapshot copy with max(400, runs) records). Every step "
+             "runs as its own process; *× floor* divides its wall time by the time Python needs just to read every "
+             "byte of the archive in the same invocation. Peak RSS is the largest process of the step's process tree "
+             "(`os.wait4`), CPU is user+system of the tree.", "",
+             "## Machine", "",
+             f"- CPU: {mach['cpu']}, {mach['cores']} cores; RAM {mach['ram_gb']} GB; {mach['os']}",
+             f"- Python {mach['python']}, DuckDB {mach['duckdb']}",
+             f"- Date: {mach['date']}; load average at start {', '.join(f'{x:.1f}' for x in mach['loadavg_start'])}, "
+             f"at end {', '.join(f'{x:.1f}' for x in mach.get('loadavg_end', ()))}",
+             f"- Command: `{' '.join(args.argv)}` at commit {mach.get('commit', '?')}", "",
+             "Rows: *duckdb read_json* = typed `read_json(..., union_by_name=true)` into temp tables; *duckdb objects* = "
+             "`read_json_objects` (untyped JSON values); *reports* = report rendering inside nightly #1 (full fleet); "
+             "*nightly +1%* = the next nightly after 1 % new runs were added (runs/s over the whole fleet); "
+             "*reference lint* = the tests' reference linter (tests/reference/linter.py) in one process.", ""]
+    if mach["loadavg_start"][0] > (mach["cores"] or 1):
+        parts += ["**The machine was shared with other jobs during this run** (load average above the core count): "
+                  "wall times are inflated, CPU times are the better guide to cost.", ""]
+    parts += ["## Targets", ""] + targets(results) + [""]
+    for r in results:
+        parts += [f"## {r['runs']:,} runs ({r.get('files_bytes', 0) / 1e6:,.0f} MB on disk)", "", table(r), ""]
+        for key, label in (("nightly1_seconds", "nightly #1 phases (s)"), ("nightly2_seconds", "nightly +1 % phases (s)")):
+            if r.get(key):
+                parts.append(f"{label}: " + ", ".join(f"{k} {v}" for k, v in r[key].items()))
+        parts.append("")
+    path.write_text("\n".join(parts), encoding="utf-8")
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="10000,100000", help="comma-separated archive sizes (runs)")
+    ap.add_argument("--quick", action="store_true", help="one small archive (2,000 runs) for development")
+    ap.add_argument("--workdir", default=None, help="where archives and warehouses go (default: a temp dir)")
+    ap.add_argument("--ref-limit", type=int, default=20000,
+                    help="loop the reference linter over at most this many runs (rate extrapolated); 0 = all")
+    ap.add_argument("--keep", action="store_true", help="keep archives, warehouses and reports")
+    ap.add_argument("--no-write", action="store_true", help="do not write BENCHMARKS.md / results.json")
+    args = ap.parse_args(argv)
+    args.argv = ["benchmarks/bench.py"] + (argv if argv is not None else sys.argv[1:])
+    sizes = [2000] if args.quick else [int(x) for x in args.sizes.split(",") if x.strip()]
+    work = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="gw-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    mach = machine()
+    print(f"machine: {mach['cpu']}, {mach['cores']} cores, {mach['ram_gb']} GB, Python {mach['python']}, "
+          f"DuckDB {mach['duckdb']}; workdir {work}")
+    results = [bench_size(n, work, args) for n in sizes]
+    mach["loadavg_end"] = os.getloadavg()
+    for r in results:
+        print(f"\n{r['runs']:,} runs\n" + table(r))
+    print("\n" + "\n".join(targets(results)))
+    if not args.no_write and not args.quick:
+        write_markdown(ROOT / "BENCHMARKS.md", mach, results, args)
+        (ROOT / "benchmarks" / "results.json").write_text(
+            json.dumps({"machine": mach, "results": results}, indent=2, default=str) + "\n", encoding="utf-8")
+        print(f"\nwrote {ROOT / 'BENCHMARKS.md'}")
+    if not args.keep and not args.workdir:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
