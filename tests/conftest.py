@@ -14,7 +14,7 @@ CORPUS = FIXTURES / "corpus"
 # Hypothesis profiles: `ci` (default) keeps the property tests well under a minute;
 # `thorough` is for local soak runs: GROUNDWORK_HYPOTHESIS=thorough pytest tests/test_property_*.py
 _SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
-settings.register_profile("ci", max_examples=12, deadline=None, suppress_health_check=_SUPPRESS,
+settings.register_profile("ci", max_examples=20, deadline=None, suppress_health_check=_SUPPRESS,
                           derandomize=True, print_blob=True)
 settings.register_profile("dev", max_examples=40, deadline=None, suppress_health_check=_SUPPRESS,
                           print_blob=True)

@@ -27,11 +27,16 @@ class Verdict:
 
 
 def reference_envelope(run: RunFiles):
-    return ref.read_envelope_bytes(run.files["envelope.json"])
+    data = run.files.get("envelope.json")
+    if data is None:  # the workbench cannot read a missing file
+        raise ref.Unlintable("envelope.json is missing")
+    return ref.read_envelope_bytes(data)
 
 
 def reference_lint(run: RunFiles) -> Verdict:
     try:
+        if run.files.get("spans.jsonl") is None:
+            raise ref.Unlintable("spans.jsonl is missing")
         spans = run.files["spans.jsonl"].decode("utf-8")
         report = ref.lint(spans, reference_envelope(run))
     except (ref.Unlintable, UnicodeDecodeError):
@@ -74,10 +79,25 @@ def describe(run: RunFiles, expected: Verdict, actual: Verdict | None) -> str:
             f"  files: {json.dumps(files, indent=1, ensure_ascii=True)[:6000]}")
 
 
+def _unsurrogate(value):
+    if isinstance(value, str):
+        return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
+    if isinstance(value, tuple):
+        return tuple(_unsurrogate(v) for v in value)
+    return value
+
+
+def writable(verdict: Verdict) -> Verdict:
+    """A text with a raw lone surrogate (e.g. a span id printed verbatim) cannot be written as
+    UTF-8 at all — the workbench itself would crash writing grounding.txt — so the SQL side's
+    U+FFFD in its place is accepted. Reprs are unaffected (repr escapes lone surrogates)."""
+    return Verdict(*(_unsurrogate(getattr(verdict, f)) for f in Verdict.__dataclass_fields__))
+
+
 def disagreements(runs: list[RunFiles], expected: dict, actual: dict) -> list[str]:
     out = []
     for run in runs:
-        want, got = expected[run.name], actual.get(run.name)
+        want, got = writable(expected[run.name]), actual.get(run.name)
         if got is None and want.status in ("unlintable", "unverifiable"):
             continue  # ingest refused the folder outright: fine for a run the workbench cannot check
         if got != want:

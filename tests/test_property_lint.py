@@ -48,3 +48,23 @@ def test_sql_lint_agrees_with_reference(runs):
         actual = sql_lint(write_archive(runs, Path(tmp) / "runs"))
     problems = disagreements(runs, expected, actual)
     assert not problems, f"{len(problems)} of {len(runs)} runs disagree; first:\n{problems[0]}"
+
+
+@pytest.mark.xfail(reason="known SQL disagreement (reported): repr of a str() value holding a lone surrogate is "
+                          "rendered from the U+FFFD-substituted VARCHAR instead of Python's '\\ud800' escape", strict=False)
+def test_repr_escapes_lone_surrogates(tmp_path):
+    """`{sid!r}` of an evidence source_id holding a lone surrogate (JSON "\\ud800") is the ASCII
+    text 's\\ud800' in the workbench's message (spec 6.10: Cs is non-printable)."""
+    import json
+
+    from tests.strategies import RunFiles, dump_envelope, span_line, uuid7
+
+    root = span_line("invoke_agent", "0x" + "a" * 32, "0x" + "1" * 16, None, "2026-01-01T00:00:00.000001Z",
+                     "2026-01-01T00:00:00.000009Z", {"dd.grounding_mode": "retrieval"})
+    envelope = {"invocation_id": uuid7(1), "grounding_mode": "retrieval",
+                "evidence": [{"source_id": "s\ud800", "content_hash": "x"}]}
+    run = RunFiles(uuid7(1), {"spans.jsonl": (json.dumps(root) + "\n").encode(),
+                              "envelope.json": dump_envelope(envelope), "request.json": None})
+    expected = reference_lint(run)
+    assert expected.violations == ("G3: evidence 's\\ud800' hash x\u2026 not in trace",)
+    assert sql_lint(write_archive([run], tmp_path / "runs"))[run.name] == expected
