@@ -147,7 +147,7 @@ def machine() -> dict:
         duck = "not installed"
     try:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True).stdout.strip() or "?"
+                                text=True).stdout.strip() or os.environ.get("GW_BENCH_COMMIT", "?")
     except OSError:
         commit = "?"
     return {"commit": commit, "cpu": cpu, "cores": os.cpu_count(), "ram_gb": round(mem, 1), "python": platform.python_version(),
