@@ -51,20 +51,32 @@ def rp(v) -> str:
 # Serialisation (byte-exact with the workbench's json.dumps calls)
 # ---------------------------------------------------------------------------------------------
 
+def _ascii(b: bytes, fallback) -> bytes:
+    """Turn orjson's raw-UTF-8 output into Python's ensure_ascii form.
+
+    backslashreplace writes \\xNN / \\uNNNN (lowercase); \\xNN becomes \\u00NN. That is exact as long as
+    the text holds no literal backslash (so every \\x is ours), no astral character (Python writes a
+    surrogate pair) and no DEL (Python escapes it); otherwise use the stdlib serialiser.
+    """
+    if b.isascii():
+        return b if b"\x7f" not in b else fallback()
+    if b"\\\\" in b or b"\x7f" in b:   # an escaped literal backslash
+        return fallback()
+    e = b.decode("utf-8").encode("ascii", "backslashreplace")
+    if b"\\U" in e:
+        return fallback()
+    return e.replace(b"\\x", b"\\u00")
+
+
 def dumps_indent(doc) -> bytes:
-    """json.dumps(doc, indent=2) (ASCII-escaped): orjson writes the same bytes for ASCII text."""
-    b = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
-    if b.isascii() and b"\x7f" not in b:
-        return b
-    return json.dumps(doc, indent=2).encode("ascii")
+    """json.dumps(doc, indent=2) (ASCII-escaped): orjson writes the same structure."""
+    return _ascii(orjson.dumps(doc, option=orjson.OPT_INDENT_2),
+                  lambda: json.dumps(doc, indent=2).encode("ascii"))
 
 
 def dumps_compact(doc) -> bytes:
     """json.dumps(doc, separators=(",", ":")) (ASCII-escaped)."""
-    b = orjson.dumps(doc)
-    if b.isascii() and b"\x7f" not in b:
-        return b
-    return json.dumps(doc, separators=(",", ":")).encode("ascii")
+    return _ascii(orjson.dumps(doc), lambda: json.dumps(doc, separators=(",", ":")).encode("ascii"))
 
 
 _SEC_CACHE: dict[int, str] = {}
