@@ -1,0 +1,74 @@
+"""Lint history: append-only passes, today's verdict, what changed since the previous lint."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import ingest
+from groundwork.lint import lint_warehouse
+from groundwork.warehouse import connect
+from tests.conftest import CORPUS
+
+EXPECTED = {d["scenario"]: d for d in map(json.loads, (CORPUS / "expected.jsonl").read_text(encoding="utf-8").splitlines())}
+PASSING = EXPECTED["pass/none/record"]
+N1 = EXPECTED["violation/N1/none-calls-a-model"]
+R3 = EXPECTED["violation/R3/input_only-no-evidence"]
+
+
+def test_history_is_appended_and_lint_diff_says_what_changed(tmp_path):
+    runs = tmp_path / "runs"
+    for d in (PASSING, N1, R3):
+        shutil.copytree(CORPUS / "runs" / d["invocation_id"], runs / d["invocation_id"])
+    con = connect(tmp_path / "w.duckdb")
+    ingest.ingest_archive(con, runs)
+    first = lint_warehouse(con)
+
+    # Fix the N1 run (drop its chat spans), break the passing run (declare another mode), keep R3.
+    spans = runs / N1["invocation_id"] / "spans.jsonl"
+    spans.write_text("".join(line + "\n" for line in spans.read_text().splitlines() if '"name": "chat"' not in line))
+    envelope = runs / PASSING["invocation_id"] / "envelope.json"
+    envelope.write_text(envelope.read_text().replace('"grounding_mode": "none"', '"grounding_mode": "input_only"', 1))
+    ingest.ingest_archive(con, runs)
+    second = lint_warehouse(con)
+    assert second.lint_id == first.lint_id + 1
+
+    diff = con.execute("SELECT invocation_id, change, code, message, lint_id, previous_lint_id, status, previous_status "
+                       "FROM lint_diff ORDER BY invocation_id, change").fetchall()
+    assert (N1["invocation_id"], "resolved", "N1", N1["lint"]["violations"][0], second.lint_id, first.lint_id,
+            "passed", "failed") in diff
+    assert (R3["invocation_id"], "still_failing", "R3", R3["lint"]["violations"][0], second.lint_id, first.lint_id,
+            "failed", "failed") in diff
+    new = [row for row in diff if row[1] == "new"]
+    assert [row[0] for row in new] == [PASSING["invocation_id"]]
+    assert new[0][3] == "G0: envelope declares grounding_mode 'input_only' but the root span carries 'none'"
+    assert len(diff) == 3
+
+    # Append-only: the first pass's verdicts (passes too) are still there, unchanged.
+    kept = con.execute("SELECT invocation_id, status FROM lint_verdicts WHERE lint_id = ? ORDER BY 1", [first.lint_id]).fetchall()
+    assert kept == sorted([(PASSING["invocation_id"], "passed"), (N1["invocation_id"], "failed"), (R3["invocation_id"], "failed")])
+    latest = dict(con.execute("SELECT invocation_id, lint_id FROM latest_lint").fetchall())
+    assert set(latest.values()) == {second.lint_id}
+    con.close()
+
+
+def test_a_rule_subset_pass_is_recorded_but_is_not_todays_verdict(tmp_path):
+    runs = tmp_path / "runs"
+    shutil.copytree(CORPUS / "runs" / N1["invocation_id"], runs / N1["invocation_id"])
+    con = connect(":memory:")
+    ingest.ingest_archive(con, runs)
+    full = lint_warehouse(con)
+    partial = lint_warehouse(con, codes=["G1"])
+    assert partial.verdicts[0].passed and not full.verdicts[0].passed
+    flags = dict(con.execute("SELECT lint_id, all_rules FROM lints").fetchall())
+    assert flags == {full.lint_id: True, partial.lint_id: False}
+    assert con.execute("SELECT lint_id, status FROM latest_lint").fetchall() == [(full.lint_id, "failed")]
+    assert con.execute("SELECT count(*) FROM lint_diff WHERE change <> 'new'").fetchone()[0] == 0
+
+
+def test_record_false_leaves_the_history_alone():
+    con = connect(":memory:")
+    ingest.ingest_archive(con, CORPUS / "runs")
+    lint_warehouse(con, record=False)
+    assert con.execute("SELECT (SELECT count(*) FROM lints) + (SELECT count(*) FROM lint_verdicts)").fetchone()[0] == 0
+    assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone()[0] == 0
