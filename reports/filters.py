@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
 from groundwork.pyrepr import _is_printable
 
@@ -100,6 +101,27 @@ def slug(invocation_id: str) -> str:
     if _SAFE_SLUG.fullmatch(s) and ".." not in s and not s.startswith("x-"):
         return s
     return "x-" + hashlib.sha256(s.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def _finalize(value):
+    """Jinja ``finalize`` for HTML: every printed plain string goes through ``visible`` (markup
+    built by the templates themselves, e.g. macro output, is left alone)."""
+    if isinstance(value, str) and not hasattr(value, "__html__"):
+        return visible(value, keep_newlines=True)
+    return value
+
+
+@lru_cache(maxsize=1)
+def html_environment():
+    """The project's Jinja environment with ``finalize=_finalize``: run-controlled strings are
+    shown visibly without copying the data first (the run pages are rendered thousands at a time)."""
+    from .render import environment
+
+    return environment().overlay(finalize=_finalize)
+
+
+def render_html(template: str, **context) -> str:
+    return html_environment().get_template(template).render(**context)
 
 
 def register(env) -> None:

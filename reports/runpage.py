@@ -1,8 +1,10 @@
 """Per-run outputs under ``OUT/runs/<slug>/``.
 
-- ``grounding.txt`` / ``sources.txt`` for every run judged tonight: today's exact texts (the
-  summary column, rendered by the lint/verify text templates, plus ``\\n``); none for a run the
-  workbench could not lint/verify.
+- ``grounding.txt`` / ``sources.txt``: today's exact texts (the summary column, rendered by the
+  lint/verify text templates, plus ``\\n``) for every failing run and every run whose text today
+  differs from the file recorded in the archive; none for a run the workbench could not
+  lint/verify. (Writing 200,000 small files for a 100,000-run archive took 45 s; for the other
+  runs the archive's own file already is today's text.)
 - ``index.html`` for every failing run: the span tree as a timeline (spans named by a violation
   highlighted), grounded_on vs evidence vs retrievals side by side, and the violations.
 
@@ -22,12 +24,11 @@ import orjson
 from groundwork import __version__
 
 from . import data
-from .filters import slug, visible_all
-from .render import render
+from .filters import render_html, slug
 from groundwork.paths import TEMPLATES_DIR
 
 MANIFEST = ".groundwork-manifest.json"
-BATCH = 2000
+BATCH = 10000       # runs per page-data batch (one pass of the span_tree view each)
 MAX_TIMELINE_ROWS = 400
 _PAGE_TEMPLATES = ("run.html", "_layout.html", "_style.css")
 
@@ -39,6 +40,7 @@ class RunOutputs:
     pages_removed: int = 0
     texts_written: int = 0
     texts_kept: int = 0
+    texts_removed: int = 0
     paths: list[Path] = field(default_factory=list)
 
 
@@ -71,12 +73,19 @@ def _write(path: Path, text: str) -> None:
 
 
 def write_texts(con, out: Path, manifest: dict, result: RunOutputs) -> None:
-    """grounding.txt / sources.txt for every run judged now (data.build_state must have run)."""
+    """grounding.txt / sources.txt under runs/<slug>/ for every run that fails now, and for every
+    other judged run whose text today differs from the one recorded in the archive (for the rest
+    the archive's own file already is today's text). Files of runs that leave that set are
+    removed. data.build_state must have run."""
     texts = manifest["texts"]
     runs_dir = out / "runs"
+    wanted = set()
     cur = con.execute(
-        f"SELECT invocation_id, g_summary, s_summary, s_status FROM {data.STATE_TABLE} "
-        "WHERE g_status IS NOT NULL OR s_status IS NOT NULL"
+        f"""SELECT st.invocation_id, st.g_summary, st.s_summary, st.s_status
+            FROM {data.STATE_TABLE} st LEFT JOIN runs r ON r.invocation_id = st.invocation_id
+            WHERE st.failing
+               OR (st.g_summary IS NOT NULL AND st.g_summary || CHR(10) IS DISTINCT FROM r.recorded_grounding)
+               OR (st.s_summary IS NOT NULL AND st.s_summary || CHR(10) IS DISTINCT FROM r.recorded_sources)"""
     )
     while True:
         chunk = cur.fetchmany(10000)
@@ -84,6 +93,7 @@ def write_texts(con, out: Path, manifest: dict, result: RunOutputs) -> None:
             break
         for inv, g, s, s_status in chunk:
             sl = slug(inv)
+            wanted.add(sl)
             key = [None if g is None else _digest(g), None if s is None else _digest(s)]
             d = runs_dir / sl
             if texts.get(sl) == key and (g is None or (d / "grounding.txt").exists()):
@@ -96,9 +106,14 @@ def write_texts(con, out: Path, manifest: dict, result: RunOutputs) -> None:
                     if name == "grounding.txt" or s_status is not None:
                         f.unlink(missing_ok=True)  # unlintable/unverifiable: the workbench writes nothing
                 else:
-                    _write(f, text + "\n")
+                    f.write_bytes((text + "\n").encode("utf-8", "replace"))
             texts[sl] = key
             result.texts_written += 1
+    for sl in [x for x in texts if x not in wanted]:
+        for name in ("grounding.txt", "sources.txt"):
+            (runs_dir / sl / name).unlink(missing_ok=True)
+        del texts[sl]
+        result.texts_removed += 1
 
 
 def _failing_keys(con) -> list[tuple[str, str, str]]:
@@ -135,7 +150,7 @@ def write_pages(con, out: Path, p: data.Passes, meta: dict, manifest: dict, resu
             d = runs_dir / sl
             d.mkdir(parents=True, exist_ok=True)
             tl = page.pop("_timeline")
-            html = render("run.html", d=visible_all({"meta": meta, "run": page}), tl=tl, root="../../")
+            html = render_html("run.html", d={"meta": meta, "run": page}, tl=tl, root="../../")
             _write(d / "index.html", html)
             pages[sl] = current[sl]
             result.pages_written += 1
@@ -297,6 +312,6 @@ def timeline(spans: list[dict], messages: list[str]) -> dict:
             bar = {"x": round(label_w + bar_w * a / span_us, 2), "w": round(max(2.0, bar_w * dur / span_us), 2), "dur_us": int(dur)}
         out.append({"y": y, "label": label, "cls": _KIND.get(s["name"], "sp-other"), "named": named, "bar": bar,
                     "title": f"{_short(s['name'], 40)} {s['span_id']}: line {s['line_no']}"})
-    return {"width": width, "height": 12 + len(rows) * row_h, "label_w": label_w, "rows": visible_all(out),
+    return {"width": width, "height": 12 + len(rows) * row_h, "label_w": label_w, "rows": out,
             "row_h": row_h, "hidden": max(0, len(spans) - len(rows)), "total_us": int(span_us) if t0 is not None else 0}
 
