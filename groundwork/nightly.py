@@ -151,7 +151,7 @@ def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_O
                  totals["runs_failing"], totals["new_failing"], totals["resolved"], totals["still_failing"], nid],
             )
             t = time.perf_counter()
-            reports = build_reports(con, out, p, meta)
+            reports = build_reports(con, out, p, meta, state_ready=True)
             seconds["reports"] = time.perf_counter() - t
             status = 1 if reports.totals["new_failing"] else 0
             con.execute("UPDATE nightlies SET finished_at = ?, exit_status = ? WHERE nightly_id = ?", [_utcnow(), status, nid])

@@ -31,11 +31,11 @@ class ReportResult:
     seconds: dict = field(default_factory=dict)
 
 
-def build_reports(con, out: Path, p: data.Passes, meta: dict) -> ReportResult:
+def build_reports(con, out: Path, p: data.Passes, meta: dict, *, state_ready: bool = False) -> ReportResult:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
-    d = fleet.collect(con, p, meta)
+    d = fleet.collect(con, p, meta, state_ready=state_ready)
     seconds = {"data": time.perf_counter() - t}
     t = time.perf_counter()
     files = fleet.write(out, d, con=con)

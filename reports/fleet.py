@@ -30,9 +30,11 @@ def _with_slugs(rows: list[dict], page_flag: str | None = None) -> list[dict]:
     return rows
 
 
-def collect(con, p: data.Passes, meta: dict, *, top: int = TOP) -> dict:
-    """All fleet-report data as plain values (strings exactly as stored)."""
-    data.build_state(con, p)
+def collect(con, p: data.Passes, meta: dict, *, top: int = TOP, state_ready: bool = False) -> dict:
+    """All fleet-report data as plain values (strings exactly as stored). ``state_ready``: the
+    caller already ran data.build_state(con, p)."""
+    if not state_ready:
+        data.build_state(con, p)
     d = {
         "meta": meta,
         "passes": data.passes_info(con, p),
