@@ -30,7 +30,7 @@ def _opt_nonnull(doc: dict, key: str):
     return None if v is None else vstr(v)
 
 
-def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str | None) -> dict:
+def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str | None, fast: bool = False) -> dict:
     """runs columns derived from the envelope; records crash conditions in ``issues``."""
     cols: dict = {}
     if not isinstance(env, dict):
@@ -40,7 +40,7 @@ def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str 
             cols["envelope_hash"] = content_hash("dd-envelope-json-v1", env)
         except CanonicalisationError:
             cols["envelope_hash"] = None
-        cols["envelope_json"] = dumps_doc(env)
+        cols["envelope_json"] = dumps_doc(env, fast)
         cols["evidence_count"] = 0
         cols["delegation_count"] = 0
         return cols
@@ -54,7 +54,7 @@ def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str 
     cols["completed_at"] = iso_to_us_opt(env.get("completed_at"))
     mode = env.get("grounding_mode")
     cols["grounding_mode"] = None if mode is None else vstr(mode)
-    cols["grounding_mode_json"] = dumps(mode)
+    cols["grounding_mode_json"] = dumps(mode, fast)
     cols["grounding_mode_truthy"] = bool(mode)
     if isinstance(mode, (list, dict)):  # spec 10 C5: the source check hashes the mode
         issues.add(path, None, K.WRONG_TYPE,
@@ -76,7 +76,7 @@ def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str 
     cols["payload_type"] = json_type(payload)
     is_obj = isinstance(payload, dict)
     cols["payload_has_schema_class"] = is_obj and "schema_class" in payload
-    cols["payload_schema_class_json"] = dumps(payload["schema_class"]) if cols["payload_has_schema_class"] else None
+    cols["payload_schema_class_json"] = dumps(payload["schema_class"], fast) if cols["payload_has_schema_class"] else None
     cols["payload_has_grounded_on"] = is_obj and "grounded_on" in payload
     evidence = env.get("evidence")
     if not evidence:  # C2: absent, null or any falsy value = no evidence
@@ -108,25 +108,25 @@ def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str 
         cols["envelope_hash"] = content_hash("dd-envelope-json-v1", env)
     except CanonicalisationError:
         cols["envelope_hash"] = None
-    cols["envelope_json"] = dumps_doc(env)
+    cols["envelope_json"] = dumps_doc(env, fast)
     return cols
 
 
-def payload_rows(env, inv: str) -> list[tuple]:
+def payload_rows(env, inv: str, fast: bool = False) -> list[tuple]:
     """payload_refs rows: the recursive walk of spec 6.5 in discovery order."""
     if not isinstance(env, dict) or env.get("payload") is None:
         return []
     rows: list[tuple] = []
     for path, value in grounded_on_values(env["payload"], "$"):
         if not isinstance(value, list):
-            rows.append((inv, len(rows), path, "not_list", None, None, dumps(value)))
+            rows.append((inv, len(rows), path, "not_list", None, None, dumps(value, fast)))
             continue
         for i, el in enumerate(value):
             p = f"{path}[{i}]"
             if isinstance(el, dict) and isinstance(el.get("source_id"), str) and isinstance(el.get("content_hash"), str):
-                rows.append((inv, len(rows), p, "ref", vstr(el["source_id"]), vstr(el["content_hash"]), dumps(el)))
+                rows.append((inv, len(rows), p, "ref", vstr(el["source_id"]), vstr(el["content_hash"]), dumps(el, fast)))
             else:
-                rows.append((inv, len(rows), p, "malformed", None, None, dumps(el)))
+                rows.append((inv, len(rows), p, "malformed", None, None, dumps(el, fast)))
     return rows
 
 
@@ -152,7 +152,7 @@ def grounded_on_values(value, path: str):
                 stack.append((False, node[i], f"{p}[{i}]"))
 
 
-def evidence_rows(env, inv: str) -> list[tuple]:
+def evidence_rows(env, inv: str, fast: bool = False) -> list[tuple]:
     """evidence rows: every element of a list-valued evidence, in order, with the content hash
     recomputed under the element's canonicalisation (spec 4, 6.2 step 7)."""
     if not isinstance(env, dict):
@@ -164,7 +164,7 @@ def evidence_rows(env, inv: str) -> list[tuple]:
     for i, ev in enumerate(evidence):
         if not isinstance(ev, dict):
             rows.append((inv, i, None, None, None, None, None, None, None, None, None, None, None, None, None,
-                         json_type(ev) or "null", dumps(ev)))
+                         json_type(ev) or "null", dumps(ev, fast)))
             continue
         canon = ev.get("canonicalisation")
         has_content = "content" in ev and ev["content"] is not None
@@ -177,15 +177,15 @@ def evidence_rows(env, inv: str) -> list[tuple]:
                 error = vstr(str(exc))
         rows.append((
             inv, i,
-            vstr(ev.get("source_id")), dumps(ev.get("source_id")),
+            vstr(ev.get("source_id")), dumps(ev.get("source_id"), fast),
             vstr(ev.get("content_hash")),
-            vstr(canon), dumps(canon),
+            vstr(canon), dumps(canon, fast),
             vstr(ev.get("snapshot_ref")),
             _opt(ev, "source_uri"), _opt(ev, "retrieved_at"), _opt(ev, "hash_algorithm"),
             json_type(content) if has_content else None,
-            dumps_doc(content) if has_content else None,
+            dumps_doc(content, fast) if has_content else None,
             computed, error,
-            "object", dumps(ev),
+            "object", dumps(ev, fast),
         ))
     return rows
 
@@ -202,9 +202,9 @@ def delegation_rows(env, inv: str) -> list[tuple]:
             for i, d in enumerate(delegations) if isinstance(d, dict)]
 
 
-def request_columns(req, path: str, issues: Issues) -> dict:
+def request_columns(req, path: str, issues: Issues, fast: bool = False) -> dict:
     """input_hash (spec 4.3), issued_at and the stored request document."""
-    cols = {"request_json": dumps_doc(req), "input_hash": None, "issued_at": None}
+    cols = {"request_json": dumps_doc(req, fast), "input_hash": None, "issued_at": None}
     if not isinstance(req, dict):
         issues.add(path, None, K.WRONG_TYPE, f"request is a JSON {json_type(req) or 'null'}, not an object")
         return cols

@@ -27,9 +27,32 @@ BOM = "\ufeff"
 MAX_LINE = 16 * 1024 * 1024  # 16 MiB: DuckDB's and the OTLP receivers' per-object limit
 
 
+_DIGIT_TABLE = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
+_RUN = b"0" * 19
+
+
 def needs_exact(text: str) -> bool:
     """True when orjson may differ from json.loads on ``text`` (a run of >= 19 digits)."""
     return _LONG_DIGITS.search(text) is not None
+
+
+def needs_exact_bytes(data: bytes) -> bool:
+    """needs_exact() on raw file bytes, fast (a C-level translate and substring search).
+
+    Non-ASCII digits cannot form a JSON number, so ASCII digits are all that matter."""
+    return _RUN in data.translate(_DIGIT_TABLE)
+
+
+def parse(text: str, exact: bool):
+    """``(value, fast)``: json.loads semantics; ``fast`` is True when orjson parsed the text, i.e.
+    the value holds no integer beyond 64 bits, no NaN/Infinity and no lone surrogate, so orjson
+    can also serialise it (see dumps)."""
+    if not exact:
+        try:
+            return orjson.loads(text), True
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text), False
 
 
 def loads(text: str, exact: bool | None = None):
@@ -48,20 +71,29 @@ def loads(text: str, exact: bool | None = None):
     return json.loads(text)
 
 
-def dumps(value) -> str:
-    """The raw-JSON text stored in ``*_json`` columns: Python json.dumps, ASCII-escaped.
+def dumps(value, fast: bool = False) -> str:
+    """The raw-JSON text stored in ``*_json`` columns: exactly Python's json.dumps (ASCII-escaped,
+    so lone surrogates stay representable); ``repr_json`` parses it back exactly.
 
-    ASCII escaping keeps lone surrogates representable; ``repr_json`` parses it back exactly.
+    Plain printable ASCII strings (ids, names, modes) take a shortcut with the same result.
+    ``fast`` is accepted for symmetry with dumps_doc and ignored.
     """
+    if type(value) is str and value.isascii() and value.isprintable() and '"' not in value and "\\" not in value:
+        return '"' + value + '"'
     return json.dumps(value)
 
 
-def dumps_doc(value) -> str | None:
+def dumps_doc(value, fast: bool = False) -> str | None:
     """JSON text for a DuckDB JSON column (documents shown to people and queried with ->>).
 
     DuckDB's JSON type rejects lone surrogate escapes, so those are replaced by U+FFFD here
     (the exact values live in the VARCHAR ``*_json`` columns).
     """
+    if fast:
+        try:
+            return orjson.dumps(value).decode("utf-8")
+        except orjson.JSONEncodeError:
+            pass
     text = json.dumps(value, separators=(",", ":"))
     if "\\ud" in text or "\\uD" in text:
         if has_lone_surrogate(value):
@@ -80,6 +112,11 @@ def _without_surrogates(value):
 
 
 SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def may_hold_surrogate(text: str) -> bool:
+    """Cheap pre-check: could ``text`` hold a \\udXXX escape?"""
+    return ("\\ud" in text or "\\uD" in text) and SURROGATE_ESCAPE.search(text) is not None
 
 
 def has_lone_surrogate(value) -> bool:

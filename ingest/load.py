@@ -20,10 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import signal
+import sys
+import threading
 import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from multiprocessing import get_context
@@ -42,7 +46,7 @@ from .parse import PARSER_VERSION, file_rows, issue_rows, parse_run
 from .scan import INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name, list_run, read_files
 from .tables import COLUMNS, RUN_TABLES, RowSet, column_list, to_arrow
 
-CHUNK = 64            # runs per worker task
+CHUNK = 48            # runs per worker task
 LOOKUP = 1024         # runs per fingerprint look-up query
 BATCH_RUNS = 2000     # runs per transaction
 BATCH_ROWS = 150_000  # or fewer when the runs are large
@@ -159,6 +163,22 @@ def process_index_lines(lines: list[tuple[int, bytes]]) -> tuple[list[tuple], li
 # ------------------------------------------------------------------------------- main side
 
 
+@contextmanager
+def _main_not_reimported():
+    """Spawned workers re-import a script's __main__ (and re-run it, without a __name__ guard);
+    they only need the ingest package, so hide the script path while workers start."""
+    main = sys.modules.get("__main__")
+    if main is None or getattr(main, "__spec__", None) is not None or not hasattr(main, "__file__"):
+        yield
+        return
+    path = main.__file__
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
+
+
 class _Pool:
     """A process pool with bounded look-ahead (memory stays bounded by the window), or inline."""
 
@@ -181,8 +201,9 @@ class _Pool:
         if self.ex is None:
             yield fn(*args)
             return
-        self.window.append(self.ex.submit(fn, *args))
-        while len(self.window) > 2 * self.workers:
+        with _main_not_reimported():
+            self.window.append(self.ex.submit(fn, *args))
+        while len(self.window) > 6 * self.workers:
             yield self.window.popleft().result()
 
     def drain(self):
@@ -217,9 +238,99 @@ def _default_workers() -> int:
     return min(4, os.cpu_count() or 1)
 
 
+@dataclass
+class _Batch:
+    pending: list[ChunkResult]
+    replace: list[str]
+    seen: list[str]
+    touched: list[tuple[str, str]]
+
+
+class _Writer:
+    """Writes batches on its own DuckDB cursor in a thread, so parsing never waits for inserts
+    (DuckDB releases the GIL). At most two batches wait, which bounds memory."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        self.con = con
+        self.queue: queue.Queue = queue.Queue(maxsize=2)
+        self.error: BaseException | None = None
+        self.issues_new = 0
+        self.thread = threading.Thread(target=self._run, name="groundwork-ingest-writer", daemon=True)
+        self.thread.start()
+
+    def put(self, batch: _Batch) -> None:
+        self._check()
+        self.queue.put(batch)
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.thread.join()
+        self._check()
+
+    def _check(self) -> None:
+        if self.error is not None:
+            err, self.error = self.error, None
+            raise err
+
+    def _run(self) -> None:
+        while True:
+            batch = self.queue.get()
+            if batch is None:
+                return
+            if self.error is not None:
+                continue  # drain; the main thread re-raises
+            try:
+                self.issues_new += write_batch(self.con, batch)
+            except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+                self.error = exc
+
+
+def write_batch(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
+    """One transaction: replace the rows of reloaded runs, add new ones, record fingerprints.
+    Returns the number of issue rows written."""
+    pending = batch.pending
+    issues_new = 0
+    con.execute("BEGIN")
+    try:
+        if batch.replace:
+            _with_table(con, "_gw_replace", pa.table({"id": pa.array(batch.replace, pa.string())}), lambda: [
+                con.execute(f"DELETE FROM {t} WHERE invocation_id IN (SELECT id FROM _gw_replace)")
+                for t in RUN_TABLES])
+        for t in RUN_TABLES:
+            parts = [r.tables[t] for r in pending if r.tables.get(t) is not None and r.tables[t].num_rows]
+            if not parts:
+                continue
+            tbl = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+            if t == "ingest_issues":
+                issues_new += tbl.num_rows
+            _insert(con, t, tbl)
+        if batch.touched:
+            tt = pa.table({"id": pa.array([n for n, _ in batch.touched], pa.string()),
+                           "fp": pa.array([fp for _, fp in batch.touched], pa.string())})
+
+            def upd():
+                con.execute("UPDATE runs SET files_fingerprint = _gw_touched.fp FROM _gw_touched "
+                            "WHERE runs.invocation_id = _gw_touched.id")
+                con.execute("DELETE FROM run_files WHERE invocation_id IN (SELECT id FROM _gw_touched)")
+            _with_table(con, "_gw_touched", tt, upd)
+            _insert(con, "run_files", to_arrow("run_files", [f for r in pending for f in r.touched_files]))
+        if batch.seen:
+            _with_table(con, "_gw_seen_batch", pa.table({"id": pa.array(batch.seen, pa.string())}),
+                        lambda: con.execute("INSERT INTO _gw_seen SELECT id FROM _gw_seen_batch"))
+        _crash_point("batch-before-commit")
+        con.execute("COMMIT")
+        _crash_point("batch-after-commit")
+    except BaseException:
+        _rollback(con)
+        raise
+    return issues_new
+
+
 class _Loader:
     def __init__(self, con: duckdb.DuckDBPyConnection, root: Path, progress, workers, rehash, batch_runs):
-        self.con = con
+        self.user_con = con         # fingerprint look-ups (main thread)
+        self.con = con.cursor()     # everything written (the writer thread, then the main thread)
+        self.writer: _Writer | None = None
         self.root = str(root)
         self.root_real = os.path.realpath(root)
         self.progress = progress
@@ -251,7 +362,15 @@ class _Loader:
             f"{n} {_duck(t)}" for n, t in COLUMNS["invocation_index"]) + ")")
         self.ingest_id = ingest_id
         self.any_runs = con.execute("SELECT count(*) FROM runs").fetchall()[0][0] > 0
+        self.writer = _Writer(con)
         return ingest_id
+
+    def close_writer(self, result: IngestResult) -> None:
+        """Wait for every batch to be written (re-raising a writer error)."""
+        if self.writer is not None:
+            writer, self.writer = self.writer, None
+            writer.close()
+            result.issues_new += writer.issues_new
 
     # -- run folders --------------------------------------------------------------------
 
@@ -259,13 +378,13 @@ class _Loader:
         if not self.any_runs:
             return [(n, None) for n in names]
         tbl = pa.table({"name": pa.array(names, pa.string())})
-        self.con.register("_gw_names", tbl)
+        self.user_con.register("_gw_names", tbl)
         try:
-            found = {r[0]: r[1:] for r in self.con.execute(
+            found = {r[0]: r[1:] for r in self.user_con.execute(
                 "SELECT invocation_id, files_fingerprint, content_fingerprint, parser_version "
                 "FROM runs WHERE invocation_id IN (SELECT name FROM _gw_names)").fetchall()}
         finally:
-            self.con.unregister("_gw_names")
+            self.user_con.unregister("_gw_names")
         self.existing.update(found)
         return [(n, found.get(n)) for n in names]
 
@@ -285,49 +404,17 @@ class _Loader:
             self.progress(self.done, None)
 
     def flush(self, result: IngestResult) -> None:
+        """Hand the pending results to the writer thread as one batch (one transaction)."""
         if not self.pending:
             return
-        con = self.con
         pending, self.pending = self.pending, []
         self.pending_runs = self.pending_rows = 0
         loaded = [n for r in pending for n in r.loaded]
-        replace = [n for n in loaded if n in self.existing]
-        seen = [n for r in pending for n in (*r.loaded, *r.unchanged)]
-        touched = [t for r in pending for t in r.touched]
-        con.execute("BEGIN")
-        try:
-            if replace:
-                _with_table(con, "_gw_replace", pa.table({"id": pa.array(replace, pa.string())}), lambda: [
-                    con.execute(f"DELETE FROM {t} WHERE invocation_id IN (SELECT id FROM _gw_replace)")
-                    for t in RUN_TABLES])
-            for t in RUN_TABLES:
-                parts = [r.tables[t] for r in pending if r.tables.get(t) is not None and r.tables[t].num_rows]
-                if not parts:
-                    continue
-                tbl = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-                if t == "ingest_issues":
-                    result.issues_new += tbl.num_rows
-                _insert(con, t, tbl)
-            if touched:
-                tt = pa.table({"id": pa.array([n for n, _ in touched], pa.string()),
-                               "fp": pa.array([fp for _, fp in touched], pa.string())})
-
-                def upd():
-                    con.execute("UPDATE runs SET files_fingerprint = _gw_touched.fp FROM _gw_touched "
-                                "WHERE runs.invocation_id = _gw_touched.id")
-                    con.execute("DELETE FROM run_files WHERE invocation_id IN (SELECT id FROM _gw_touched)")
-                _with_table(con, "_gw_touched", tt, upd)
-                _insert(con, "run_files", to_arrow("run_files", [f for r in pending for f in r.touched_files]))
-            if seen:
-                _with_table(con, "_gw_seen_batch", pa.table({"id": pa.array(seen, pa.string())}),
-                            lambda: con.execute("INSERT INTO _gw_seen SELECT id FROM _gw_seen_batch"))
-            _crash_point("batch-before-commit")
-            con.execute("COMMIT")
-            _crash_point("batch-after-commit")
-        except BaseException:
-            _rollback(con)
-            raise
+        batch = _Batch(pending, replace=[n for n in loaded if n in self.existing],
+                       seen=[n for r in pending for n in (*r.loaded, *r.unchanged)],
+                       touched=[t for r in pending for t in r.touched])
         self.existing.difference_update(loaded)
+        self.writer.put(batch)
 
     # -- archive level -------------------------------------------------------------------
 
@@ -517,19 +604,28 @@ def ingest_archive(con: duckdb.DuckDBPyConnection, runs_dir, *, progress=None, w
                 loader.archive_issues.add(display_name(name), None, K.UNEXPECTED_ENTRY,
                                           "not a run folder, invocations.jsonl or schemas/; ignored")
 
-    with _Pool(0 if small else loader.workers) as pool:
-        for lookup_names in _chunks(run_names(), LOOKUP):
-            result.folders_seen += len(lookup_names)
-            items = loader.lookup(lookup_names)
-            for chunk in _chunks(items, CHUNK):
-                for res in pool.submit(process_chunk, loader.root, loader.root_real, ingest_id, chunk, rehash):
-                    loader.take(res, result)
-        for res in pool.drain():
-            loader.take(res, result)
-        loader.flush(result)
-        index_state = _load_index(loader, pool, index_present)
-    schema_state = _load_schemas(loader, schemas_present)
-    loader.finish(result, index_state, schema_state)
+    try:
+        with _Pool(0 if small else loader.workers) as pool:
+            for lookup_names in _chunks(run_names(), LOOKUP):
+                result.folders_seen += len(lookup_names)
+                items = loader.lookup(lookup_names)
+                for chunk in _chunks(items, CHUNK):
+                    for res in pool.submit(process_chunk, loader.root, loader.root_real, ingest_id, chunk, rehash):
+                        loader.take(res, result)
+            for res in pool.drain():
+                loader.take(res, result)
+            loader.flush(result)
+            loader.close_writer(result)
+            index_state = _load_index(loader, pool, index_present)
+        schema_state = _load_schemas(loader, schemas_present)
+        loader.finish(result, index_state, schema_state)
+    finally:
+        if loader.writer is not None:  # an error above: stop the writer before leaving
+            try:
+                loader.close_writer(result)
+            except BaseException:  # noqa: BLE001 - the first error is the one to report
+                pass
+        loader.con.close()
     if progress is not None:
         progress(loader.done, total)
     return result

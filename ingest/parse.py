@@ -9,7 +9,7 @@ from __future__ import annotations
 from . import issues as K
 from .envelope import delegation_rows, envelope_columns, evidence_rows, payload_rows, request_columns
 from .issues import Issues, reason
-from .jsontext import SURROGATE_ESCAPE, decode_utf8, has_lone_surrogate, loads
+from .jsontext import decode_utf8, has_lone_surrogate, loads, may_hold_surrogate, needs_exact_bytes, parse
 from .scan import FileEntry, RunListing
 from .spans import check_cycles, parse_spans
 from .tables import COLUMNS, RowSet
@@ -28,7 +28,7 @@ _RUN_COLS = [name for name, _ in COLUMNS["runs"]]
 
 def _check_surrogates(text: str, value, path: str, issues: Issues) -> None:
     """Record a lone surrogate escape (text columns then show U+FFFD; exact values stay in *_json)."""
-    if SURROGATE_ESCAPE.search(text) is not None and has_lone_surrogate(value):
+    if may_hold_surrogate(text) and has_lone_surrogate(value):
         issues.add(path, None, K.LONE_SURROGATE,
                    "contains a lone UTF-16 surrogate escape (e.g. \\ud800); text columns show U+FFFD, "
                    "the *_json columns keep the exact value")
@@ -37,27 +37,28 @@ def _check_surrogates(text: str, value, path: str, issues: Issues) -> None:
 def _load_json_file(f: FileEntry | None, path: str, issues: Issues, crash_lint: bool, crash_verify: bool):
     """Parse a whole-document JSON file as the workbench does (read_text + json.loads).
 
-    Returns ``(present, value)``; ``present`` is False when nothing usable could be parsed.
+    Returns ``(present, value, fast)``; ``present`` is False when nothing usable could be parsed;
+    ``fast`` as for jsontext.parse.
     """
     what = path.rsplit("/", 1)[-1]
     if f is None:
         issues.add(path, None, K.MISSING_FILE, f"{what} is missing", crash_lint, crash_verify)
-        return False, None
+        return False, None, False
     if f.error is not None:
         issues.add(path, None, f.error[0], f.error[1], crash_lint, crash_verify)
-        return False, None
+        return False, None, False
     text, problems = decode_utf8(f.data)
     for p in problems:
         issues.add(path, p.line, p.kind, p.message, crash_lint, crash_verify)
     if not text.strip():
         issues.add(path, None, K.EMPTY_FILE, f"{what} is empty" if not f.data else f"{what} holds only whitespace",
                    crash_lint, crash_verify)
-        return False, None
+        return False, None, False
     try:
-        value = loads(text)
+        value, fast = parse(text, needs_exact_bytes(f.data))
     except RecursionError:
         issues.add(path, None, K.MALFORMED_JSON, "JSON nested too deeply for Python's json module", crash_lint, crash_verify)
-        return False, None
+        return False, None, False
     except ValueError as exc:
         pos = getattr(exc, "pos", None)
         if pos is not None and pos >= len(text.rstrip()):
@@ -66,9 +67,9 @@ def _load_json_file(f: FileEntry | None, path: str, issues: Issues, crash_lint: 
         else:
             issues.add(path, getattr(exc, "lineno", None), K.MALFORMED_JSON, f"invalid JSON ({exc})",
                        crash_lint, crash_verify)
-        return False, None
+        return False, None, False
     _check_surrogates(text, value, path, issues)
-    return True, value
+    return True, value, fast
 
 
 def _text_file(f: FileEntry | None, path: str, issues: Issues, required: bool) -> str | None:
@@ -118,7 +119,8 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
             issues.add(spath, None, K.EMPTY_FILE,
                        "spans.jsonl is empty (the workbench lints it as 0 spans)" if not f.data
                        else "spans.jsonl holds only whitespace (the workbench lints it as 0 spans)")
-        rows, fmt, records = parse_spans(text, inv, spath, issues, f.data.endswith((b"\n", b"\r")))
+        rows, fmt, records = parse_spans(text, inv, spath, issues, f.data.endswith((b"\n", b"\r")),
+                                         needs_exact_bytes(f.data))
         check_cycles(records, spath, issues)
         out.rows["spans"] = rows
         run["span_format"] = fmt
@@ -126,18 +128,18 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
 
     # envelope.json
     epath = prefix + ENVELOPE
-    present, env = _load_json_file(files.get(ENVELOPE), epath, issues, True, True)
+    present, env, fast = _load_json_file(files.get(ENVELOPE), epath, issues, True, True)
     if present:
-        run.update(envelope_columns(env, inv, epath, issues, inv if folder_check else None))
-        out.rows["payload_refs"] = payload_rows(env, inv)
-        out.rows["evidence"] = evidence_rows(env, inv)
+        run.update(envelope_columns(env, inv, epath, issues, inv if folder_check else None, fast))
+        out.rows["payload_refs"] = payload_rows(env, inv, fast)
+        out.rows["evidence"] = evidence_rows(env, inv, fast)
         out.rows["delegations"] = delegation_rows(env, inv)
 
     # request.json — not read by either check; gives the input hash (spec 4.3)
     rpath = prefix + REQUEST
-    present, req = _load_json_file(files.get(REQUEST), rpath, issues, False, False)
+    present, req, fast = _load_json_file(files.get(REQUEST), rpath, issues, False, False)
     if present:
-        run.update(request_columns(req, rpath, issues))
+        run.update(request_columns(req, rpath, issues, fast))
 
     run["recorded_grounding"] = _text_file(files.get(GROUNDING), prefix + GROUNDING, issues, required=True)
     run["recorded_sources"] = _text_file(files.get(SOURCES), prefix + SOURCES, issues, required=False)

@@ -19,8 +19,8 @@ import binascii
 
 from . import issues as K
 from .issues import Issues
-from .jsontext import (MAX_LINE, SURROGATE_ESCAPE, has_lone_surrogate, TimeProblem, dumps, dumps_doc, is_blank, iso_to_us, loads,
-                       needs_exact, pystr_repr, strip0x, vstr)
+from .jsontext import (MAX_LINE, TimeProblem, dumps, dumps_doc, has_lone_surrogate, is_blank, iso_to_us,
+                       may_hold_surrogate, needs_exact, parse, pystr_repr, strip0x, vstr)
 
 OWNED = ("dd.operation", "dd.agent_id", "dd.source_id", "dd.content_hash", "dd.model_id",
          "dd.input_tokens", "dd.output_tokens", "dd.outcome", "dd.grounding_mode", "dd.input_hash")
@@ -38,24 +38,24 @@ class SpanRecord:
 
 
 def _row(inv, ord_, line_no, fmt, name, name_present, span_id, trace_id, parent_id,
-         start_us, end_us, attrs, attrs_json, status_code, service_name, start_ns, end_ns):
+         start_us, end_us, attrs, attrs_json, status_code, service_name, start_ns, end_ns, fast=False):
     if isinstance(attrs, dict):
         dd = [vstr(attrs[k]) if k in attrs else None for k in OWNED]
         if "dd.grounding_mode" in attrs:
             gm = attrs["dd.grounding_mode"]
-            gm_json, gm_is_str = dumps(gm), isinstance(gm, str)
+            gm_json, gm_is_str = dumps(gm, fast), isinstance(gm, str)
         else:
             gm_json, gm_is_str = None, False
     else:
         dd = [None] * len(OWNED)
         gm_json, gm_is_str = None, False
     return (inv, ord_, line_no, fmt,
-            vstr(name) if name_present else None, dumps(name) if name_present else None,
+            vstr(name) if name_present else None, dumps(name, fast) if name_present else None,
             span_id, trace_id, parent_id, start_us, end_us,
             *dd, gm_json, gm_is_str, status_code, service_name, attrs_json, start_ns, end_ns)
 
 
-def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newline: bool):
+def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newline: bool, exact: bool | None = None):
     """Parse the decoded text of a spans file.
 
     Returns ``(rows, span_format, records)``: span table rows, ``sdk``/``otlp``/``mixed`` (None
@@ -64,8 +64,9 @@ def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newlin
     rows: list[tuple] = []
     records: list[SpanRecord] = []
     formats: set[str] = set()
-    exact = needs_exact(text)
-    surrogates = SURROGATE_ESCAPE.search(text) is not None
+    if exact is None:
+        exact = needs_exact(text)
+    surrogates = may_hold_surrogate(text)
     lone_found = False
     lines = text.splitlines()
     last = len(lines)
@@ -76,7 +77,7 @@ def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newlin
             issues.add(path, line_no, K.LINE_TOO_LONG,
                        f"line is {len(line.encode('utf-8', 'surrogatepass'))} bytes, over the 16 MiB per-object limit of DuckDB and OTLP receivers")
         try:
-            doc = loads(line, exact)
+            doc, fast = parse(line, exact)
         except RecursionError:
             issues.add(path, line_no, K.MALFORMED_JSON, "JSON nested too deeply for Python's json module", lint=True)
             continue
@@ -101,7 +102,7 @@ def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newlin
             _otlp_span(doc, None, inv, line_no, path, issues, rows, records)
         else:
             formats.add("sdk")
-            _sdk_line(doc, inv, line_no, path, issues, rows, records)
+            _sdk_line(doc, inv, line_no, path, issues, rows, records, fast)
     fmt = None if not formats else formats.pop() if len(formats) == 1 else "mixed"
     return rows, fmt, records
 
@@ -114,7 +115,7 @@ def _at_end(exc: ValueError, line: str) -> bool:
 # ------------------------------------------------------------------------------------- SDK
 
 
-def _sdk_line(doc, inv, line_no, path, issues: Issues, rows, records) -> None:
+def _sdk_line(doc, inv, line_no, path, issues: Issues, rows, records, fast: bool = False) -> None:
     def crash(kind: str, message: str) -> None:
         issues.add(path, line_no, kind, message, lint=True)
 
@@ -149,7 +150,7 @@ def _sdk_line(doc, inv, line_no, path, issues: Issues, rows, records) -> None:
     if raw_attrs is None:
         attrs, attrs_json = {}, "{}"
     else:
-        attrs, attrs_json = raw_attrs, dumps_doc(raw_attrs)
+        attrs, attrs_json = raw_attrs, dumps_doc(raw_attrs, fast)
         if not isinstance(raw_attrs, dict):
             crash(K.WRONG_TYPE, "span attributes is not an object")
     status = doc.get("status")
@@ -163,7 +164,7 @@ def _sdk_line(doc, inv, line_no, path, issues: Issues, rows, records) -> None:
     rows.append(_row(inv, len(rows), line_no, "sdk", doc.get("name"), name_present, span_id, trace_id,
                      parent_id, start_us, end_us, attrs, attrs_json, status_code, service,
                      None if start_us is None else start_us * 1000,
-                     None if end_us is None else end_us * 1000))
+                     None if end_us is None else end_us * 1000, fast))
     records.append(SpanRecord(doc.get("name"), span_id, parent_id, line_no))
 
 
