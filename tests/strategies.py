@@ -191,6 +191,7 @@ class Draft:
     request: dict
     input_hash: str
     next_id: int = 0
+    dup_keys: tuple = ()  # (where, how) pairs applied when the envelope is written
 
     def new_id(self) -> str:
         """A span id no other span of this run has (duplicates only where a perturbation wants them)."""
@@ -231,7 +232,7 @@ def coherent_run(draw, inv: str) -> Draft:
                       end=t_policy + 5, attrs={"dd.operation": "policy_gate", "dd.agent_id": "fake.agent"}))
     grounded, evidence = [], []
     if mode == "retrieval":
-        picks = draw(st.lists(st.sampled_from(range(len(RECORDS) + len(FAIRSHARING) + 1)), min_size=1, max_size=3))
+        picks = draw(st.lists(st.sampled_from(range(len(RECORDS) + len(FAIRSHARING) + 1)), min_size=0, max_size=3))
         t = 100
         for i in picks:
             if i < len(RECORDS):
@@ -255,7 +256,7 @@ def coherent_run(draw, inv: str) -> Draft:
             grounded.append(_cite(sid, h))
             projected = projection(canon, doc)
             evidence.append(draw(evidence_item(sid, h, canon, projected, ref)))
-        first_end = min(s["end"] for s in spans if s["name"] == "retrieval")
+        first_end = min((s["end"] for s in spans if s["name"] == "retrieval"), default=100)
         for _ in range(draw(st.integers(0, 2))):
             start = first_end + draw(st.integers(0, 200))
             spans.append(dict(name="chat", span_id=ids.new_id(), parent=root_id, start=start,
@@ -271,6 +272,8 @@ def coherent_run(draw, inv: str) -> Draft:
                 start = draw(st.integers(60, 400))
                 spans.append(dict(name="chat", span_id=ids.new_id(), parent=root_id, start=start,
                                   end=start + 7, attrs={"dd.operation": "chat", "dd.model_id": "m"}))
+    if mode != "retrieval" and draw(st.integers(0, 5)) == 0:
+        evidence = []  # R3 / D3 territory
     delegations = []
     if mode == "delegation":
         for _ in range(draw(st.integers(0, 3))):
@@ -527,7 +530,8 @@ def p_payload(draw, d):
     choice = draw(st.sampled_from(["missing", "null", "list", "scalar", "no-schema", "no-grounded", "empty",
                                    "gon-null", "gon-scalar", "malformed", "nested", "deep-list", "gon-in-gon",
                                    "add-to-failed"]))
-    good = payload.get("grounded_on", []) if isinstance(payload, dict) else []
+    good = payload.get("grounded_on") if isinstance(payload, dict) else []
+    good = good if isinstance(good, list) else []
     malformed = st.one_of(
         st.just({"source_id": "S"}), st.just({"content_hash": "h"}), st.just({"source_id": 5, "content_hash": "h"}),
         st.just({"source_id": "S", "content_hash": None}), st.just({"source_id": "S", "content_hash": ["h"]}),
@@ -589,8 +593,8 @@ def p_evidence(draw, d):
         canon = draw(st.sampled_from(CANONS))
         ev.append({"source_id": rec["source_id"], "snapshot_ref": draw(st.sampled_from(list(REFS) + ["live", "None"])),
                    "canonicalisation": canon, "content_hash": content_hash(canon, rec), "content": rec})
-    elif choice in ("field", "content", "canon") and ev:
-        item = draw(st.sampled_from(ev))
+    elif choice in ("field", "content", "canon") and any(isinstance(e, dict) for e in ev):
+        item = draw(st.sampled_from([e for e in ev if isinstance(e, dict)]))
         if choice == "field":
             key = draw(st.sampled_from(["source_id", "content_hash", "snapshot_ref", "canonicalisation"]))
             if draw(st.booleans()):
@@ -665,7 +669,48 @@ def p_crash(draw, d):
         d.envelope["outcome"] = ["succeeded"]
 
 
-PERTURBATIONS = [p_mode, p_root_mode, p_input_hash, p_roots, p_foreign_trace, p_parentless, p_conductor_keys,
+class DupKeys(dict):
+    """A JSON object written with repeated keys (json.dumps iterates items()): Python keeps the
+    first key's position and the last key's value."""
+
+    def __init__(self, pairs):
+        super().__init__(pairs)
+        self.pairs = pairs
+
+    def items(self):
+        return list(self.pairs)
+
+
+def p_dup_keys(draw, d):
+    d.dup_keys += ((draw(st.sampled_from(["payload", "evidence", "outcome", "payload-ref"])),
+                    draw(st.sampled_from(["before", "after"])), draw(json_values)),)
+
+
+def _with_dup(obj, how, junk):
+    if not isinstance(obj, dict) or not obj:
+        return obj
+    pairs = list(obj.items())
+    key = pairs[-1][0] if how == "before" else pairs[0][0]
+    return DupKeys([(key, junk)] + pairs if how == "before" else pairs + [(key, junk)])
+
+
+def apply_dup_keys(d) -> dict:
+    env = copy.deepcopy(d.envelope)
+    for where, how, junk in d.dup_keys:
+        if where == "payload":
+            env["payload"] = _with_dup(env.get("payload"), how, junk)
+        elif where == "outcome":
+            env["outcome"] = _with_dup(env.get("outcome"), how, junk)
+        elif where == "evidence" and isinstance(env.get("evidence"), list) and env["evidence"]:
+            env["evidence"][0] = _with_dup(env["evidence"][0], how, junk)
+        elif where == "payload-ref" and isinstance(env.get("payload"), dict):
+            gon = env["payload"].get("grounded_on")
+            if isinstance(gon, list) and gon:
+                gon[0] = _with_dup(gon[0], how, junk)
+    return env
+
+
+PERTURBATIONS = [p_dup_keys, p_mode, p_root_mode, p_input_hash, p_roots, p_foreign_trace, p_parentless, p_conductor_keys,
                  p_nest, p_duplicate, p_cycle, p_span_attrs, p_times, p_chat, p_retrieval, p_weird_ids, p_outcome,
                  p_payload, p_payload, p_evidence, p_evidence, p_delegations, p_invocation_id, p_crash]
 # weights: crashes and cycles are rarer so that most runs get a verdict
@@ -729,7 +774,7 @@ def render_spans(draw, d: Draft) -> bytes:
 
 
 def render_envelope(draw, d: Draft) -> bytes:
-    text = json.dumps(d.envelope, indent=2)
+    text = json.dumps(apply_dup_keys(d) if d.dup_keys else d.envelope, indent=2)
     style = draw(st.sampled_from(["plain"] * 30 + ["dup-key", "bom"]))
     if style == "dup-key" and '\n  "grounding_mode": ' in text:
         # duplicate keys: the last value wins, at the first key's position (Python json)
@@ -761,7 +806,9 @@ def corpus_mutation(draw, inv: str) -> RunFiles:
     """A real corpus run (the envelope the workbench judged), copied and perturbed in one field."""
     src = draw(st.sampled_from(corpus_runs()))
     spans = [json.loads(line) for line in (src / "spans.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
-    env = json.loads((src / "envelope.json").read_text(encoding="utf-8"))
+    stored = src / "envelope.withheld.json"  # the real-store form of a withheld run
+    env_file = stored if stored.exists() and draw(st.booleans()) else src / "envelope.json"
+    env = json.loads(env_file.read_text(encoding="utf-8"))
     request = json.loads((src / "request.json").read_text(encoding="utf-8"))
     kind = draw(st.sampled_from(["none", "span-field", "span-drop", "span-dup", "env-field", "evidence-field",
                                  "payload-ref", "time"]))
