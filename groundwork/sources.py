@@ -23,6 +23,8 @@ from pathlib import Path
 import pyarrow as pa
 import yaml
 
+from ingest.jsontext import loads, needs_exact  # json.loads results, orjson speed
+
 from .canonical import CanonicalisationError, canonical_bytes, project_fairsharing, sha256_hex
 from .errors import ConfigError
 from .pyrepr import pyrepr, pystr
@@ -201,9 +203,10 @@ def parse_values(entry: SourceEntry, data: bytes) -> tuple[str, list]:
         text = data.decode("utf-8")  # strict; a BOM is not stripped (and then is not JSON)
     except UnicodeDecodeError as exc:
         raise ConfigError(f"source file {entry.file}: not UTF-8: {exc}") from None
+    exact = needs_exact(text)
     if text.lstrip().startswith("["):
         try:
-            return "json-array", json.loads(text)
+            return "json-array", loads(text, exact)
         except (ValueError, RecursionError) as exc:
             raise _json_error(entry, exc) from None
     values = []
@@ -211,7 +214,7 @@ def parse_values(entry: SourceEntry, data: bytes) -> tuple[str, list]:
         if not line.strip():
             continue
         try:
-            values.append(json.loads(line))
+            values.append(loads(line, exact))
         except (ValueError, RecursionError) as exc:
             raise _json_error(entry, exc, number) from None
     return "jsonl", values

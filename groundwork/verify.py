@@ -12,27 +12,26 @@ A run the workbench's own check would crash on (``runs.verifiable`` false, e.g. 
 
 from __future__ import annotations
 
-import hashlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import lru_cache
 from pathlib import Path
 
 import pyarrow as pa
 
 from . import __version__ as TOOL_VERSION
+from . import rules as rules_mod
 from .canonical import unknown_message
 from .errors import GroundworkError
-from .paths import RULES_DIR
+from .lint import render_many
 from .sources import LoadedSources, _insert_arrow, load_into_warehouse
 
 VIOLATION_RULES = ("S1", "S2")
 UNRESOLVED_RULE = "S0"
-RULE_CODES = VIOLATION_RULES + (UNRESOLVED_RULE,)
+RULE_CODES = (UNRESOLVED_RULE,) + VIOLATION_RULES
 
 
-@dataclass
+@dataclass(slots=True)
 class RunVerdict:
     """The source-check verdict of one run (the workbench's report object, spec 5.5)."""
 
@@ -76,30 +75,36 @@ class VerifyResult:
     def clean(self) -> bool:
         return all(r.passed for r in self.runs)
 
+    @property
+    def exit_code(self) -> int:
+        """0 when every run passed, 1 when any failed or could not be verified."""
+        return 0 if self.clean else 1
+
+    def totals_line(self) -> str:
+        where = f" (lint {self.lint_id})" if self.lint_id is not None else ""
+        return (f"groundwork verify{where}: {len(self.runs)} runs, {self.count('passed')} passed, "
+                f"{self.count('failed')} failed, {self.count('unverifiable')} unverifiable; "
+                f"{sum(r.verified for r in self.runs)} evidence items verified, "
+                f"{sum(len(r.unresolved) for r in self.runs)} unresolved (sources: {self.sources_path})")
+
 
 # ------------------------------------------------------------------------------------------
-# Rules
+# Rules and texts
 # ------------------------------------------------------------------------------------------
 
-def rule_path(code: str) -> Path:
-    return RULES_DIR / f"{code}.sql"
+def source_rules() -> dict:
+    """The source-check rule files (kind: source) of sql/rules/, by code: S0 (unresolved), S1, S2."""
+    found = {rule.code: rule for rule in rules_mod.load_rules(kinds=("source",))}
+    missing = sorted(set(RULE_CODES) - set(found))
+    if missing:
+        raise GroundworkError(f"source-check rule file(s) missing from sql/rules/: {', '.join(missing)}")
+    return {code: found[code] for code in RULE_CODES}
 
 
-def ruleset_hash() -> str:
-    """SHA-256 over the source-check rule files (stem and full text, in stem order)."""
-    h = hashlib.sha256()
-    for code in sorted(RULE_CODES):
-        h.update(code.encode() + b"\0" + rule_path(code).read_bytes() + b"\0")
-    return h.hexdigest()
-
-
-def _rule_rows(con, code: str, config_id: int) -> list[dict]:
-    """Rows of sql/rules/<code>.sql for one configuration, in report order within each run."""
-    body = rule_path(code).read_text(encoding="utf-8").strip().rstrip(";")
-    cur = con.execute(f"SELECT * FROM (\n{body}\n) AS rule_rows ORDER BY invocation_id, ord",
-                      {"config_id": config_id})
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row)) for row in cur.fetchall()]
+def _rule_rows(con, rule, config_id: int) -> list[dict]:
+    """Rows of a rule for one configuration, in report order within each run."""
+    names, rows = rules_mod.run(con, rule, {"config_id": config_id})
+    return [dict(zip(names, row)) for row in rows]
 
 
 @contextmanager
@@ -123,30 +128,51 @@ def scoped_items(con, runs=None):
             con.unregister("_verify_scope")
 
 
-# ------------------------------------------------------------------------------------------
-# Texts
-# ------------------------------------------------------------------------------------------
+def mark_string_refs(con, rows: list[dict]) -> None:
+    """Set ``snapshot_ref_is_string`` on violation rows: the messages print repr(snapshot_ref).
 
-def _messages_module():
-    from reports.render import environment
-    return environment().get_template("verify/messages.txt.j2").module
+    ``evidence.snapshot_ref`` holds str(value); for every non-string JSON value repr() equals
+    str(), so only "was it a JSON string?" is missing. It is read from the stored envelope for
+    the (few) violation rows only.
+    """
+    if not rows:
+        return
+    con.register("_verify_keys", pa.table({"invocation_id": pa.array([r["invocation_id"] for r in rows], pa.string()),
+                                           "ord": pa.array([r["ord"] for r in rows], pa.int32())}))
+    try:
+        found = {(inv, o): flag for inv, o, flag in con.execute(
+            "SELECT k.invocation_id, k.ord, coalesce(json_type(json_extract(r.envelope_json, "
+            "'$.evidence[' || k.ord || '].snapshot_ref')) = 'VARCHAR', FALSE) "
+            "FROM _verify_keys k JOIN runs r ON r.invocation_id = k.invocation_id").fetchall()}
+    finally:
+        con.unregister("_verify_keys")
+    for row in rows:
+        row["snapshot_ref_is_string"] = found.get((row["invocation_id"], row["ord"]), row["snapshot_ref"] != "None")
 
 
-def violation_message(row: dict) -> str:
-    """Exact S1/S2 message for a row of sql/rules/S1.sql or S2.sql."""
-    return str(_messages_module().violation(row, unknown_message))
+def violation_messages(rows: list[dict]) -> list[str]:
+    """Exact S1/S2 messages for rows of sql/rules/S1.sql / S2.sql (templates verify/S1, S2).
+
+    Each row needs ``snapshot_ref_is_string`` (see :func:`mark_string_refs`).
+    """
+    for row in rows:
+        if row["code"] == "S2" and row["actual_hash"] is None and row["hash_error"] is None:
+            row["hash_error"] = unknown_message(row["canonicalisation"])  # unregistered name (K2)
+    out: list[str | None] = [None] * len(rows)
+    for code in VIOLATION_RULES:
+        idx = [i for i, row in enumerate(rows) if row["code"] == code]
+        for i, text in zip(idx, render_many(f"verify/{code}.txt.j2", [rows[i] for i in idx])):
+            out[i] = text
+    return out
 
 
-@lru_cache(maxsize=4096)
-def _sources_text(verified: int, unresolved: tuple, violations: tuple) -> str:
-    from reports.render import render
-    return render("verify/sources.txt.j2", verified=verified, unresolved=list(unresolved),
-                  violations=list(violations))
+def sources_texts(verdicts) -> list[str]:
+    """The exact sources.txt text (spec 5.5, final newline included) of each verdict."""
+    return render_many("verify/sources.txt.j2", verdicts)
 
 
 def sources_text(verified: int, unresolved, violations) -> str:
-    """The exact sources.txt text (spec 5.5), final newline included."""
-    return _sources_text(verified, tuple(unresolved), tuple(violations))
+    return sources_texts([RunVerdict("", "", verified, list(unresolved), list(violations))])[0]
 
 
 # ------------------------------------------------------------------------------------------
@@ -162,24 +188,27 @@ def verify_warehouse(con, sources_path, *, runs=None, record=True) -> VerifyResu
     t0 = datetime.now(timezone.utc)
     loaded = load_into_warehouse(con, sources_path)
     cfg = loaded.config_id
+    rules = source_rules()
     with scoped_items(con, runs):
-        scope_sql = " WHERE invocation_id IN (SELECT invocation_id FROM _verify_scope)" if runs is not None else ""
+        scope_sql = " WHERE r.invocation_id IN (SELECT invocation_id FROM _verify_scope)" if runs is not None else ""
         run_rows = con.execute(
-            f"SELECT invocation_id, coalesce(verifiable, FALSE), unverifiable_reason FROM runs{scope_sql} "
-            "ORDER BY invocation_id").fetchall()
+            "SELECT r.invocation_id, coalesce(r.verifiable, FALSE), r.unverifiable_reason, coalesce(c.n, 0) "
+            "FROM runs r LEFT JOIN (SELECT i.invocation_id, count(*) AS n FROM source_check_items i "
+            "  JOIN source_refs sr ON sr.snapshot_ref = i.snapshot_ref AND sr.config_id = ? "
+            f"  GROUP BY i.invocation_id) c ON c.invocation_id = r.invocation_id{scope_sql} "
+            "ORDER BY r.invocation_id", [cfg]).fetchall()
         if runs is not None:
             missing = sorted(set(runs) - {r[0] for r in run_rows})
             if missing:
                 more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
                 raise GroundworkError(f"no run {missing[0]} in the warehouse{more}")
-        with_copy = dict(con.execute(
-            "SELECT i.invocation_id, count(*) FROM source_check_items i "
-            "JOIN source_refs sr ON sr.snapshot_ref = i.snapshot_ref AND sr.config_id = ? "
-            "GROUP BY i.invocation_id", [cfg]).fetchall())
-        violations = sorted((row for code in VIOLATION_RULES for row in _rule_rows(con, code, cfg)),
-                            key=lambda r: (r["invocation_id"], r["ord"]))
-        unresolved = _rule_rows(con, UNRESOLVED_RULE, cfg)
+        violations = [row for code in VIOLATION_RULES for row in _rule_rows(con, rules[code], cfg)]
+        unresolved = _rule_rows(con, rules[UNRESOLVED_RULE], cfg)
 
+    violations.sort(key=lambda r: (r["invocation_id"], r["ord"]))
+    mark_string_refs(con, violations)
+    for row, text in zip(violations, violation_messages(violations)):
+        row["message"] = text
     by_run_violations: dict[str, list[dict]] = {}
     for row in violations:
         by_run_violations.setdefault(row["invocation_id"], []).append(row)
@@ -188,26 +217,32 @@ def verify_warehouse(con, sources_path, *, runs=None, record=True) -> VerifyResu
         by_run_unresolved.setdefault(row["invocation_id"], []).append(row["item"])
 
     verdicts: list[RunVerdict] = []
-    for invocation_id, verifiable, reason in run_rows:
+    checked: list[RunVerdict] = []
+    for invocation_id, verifiable, reason, with_copy in run_rows:
         if not verifiable:
             verdicts.append(RunVerdict(invocation_id, "unverifiable",
                                        reason=reason or "the workbench's source check cannot run on this envelope"))
             continue
-        vrows = by_run_violations.get(invocation_id, ())
-        messages = [violation_message(row) for row in vrows]
-        codes = [row["code"] for row in vrows]
+        vrows = by_run_violations.get(invocation_id)
         unres = by_run_unresolved.get(invocation_id, [])
-        verified = with_copy.get(invocation_id, 0) - len(vrows)
-        verdicts.append(RunVerdict(invocation_id, "failed" if messages else "passed", verified, unres,
-                                   messages, codes, text=sources_text(verified, unres, messages)))
+        if vrows:
+            verdict = RunVerdict(invocation_id, "failed", with_copy - len(vrows), unres,
+                                 [r["message"] for r in vrows], [r["code"] for r in vrows])
+        else:
+            verdict = RunVerdict(invocation_id, "passed", with_copy, unres)
+        verdicts.append(verdict)
+        checked.append(verdict)
+    for verdict, text in zip(checked, sources_texts(checked)):
+        verdict.text = text
     result = VerifyResult(sources_path=str(sources_path), config_id=cfg, runs=verdicts, loaded=loaded)
     if record:
-        result.lint_id = record_history(con, result, started_at=t0)
+        result.lint_id = record_history(con, result, started_at=t0,
+                                        ruleset=rules_mod.ruleset_hash(tuple(rules.values())))
     result.seconds = (datetime.now(timezone.utc) - t0).total_seconds()
     return result
 
 
-def record_history(con, result: VerifyResult, *, started_at: datetime) -> int:
+def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: str) -> int:
     """Append one verify pass to lints / verify_verdicts / verify_unresolved / lint_violations."""
     naive = lambda t: t.astimezone(timezone.utc).replace(tzinfo=None)  # noqa: E731
     finished = datetime.now(timezone.utc)
@@ -217,7 +252,7 @@ def record_history(con, result: VerifyResult, *, started_at: datetime) -> int:
         lint_id = con.execute("SELECT coalesce(max(lint_id), 0) + 1 FROM lints").fetchone()[0]
         con.execute("INSERT INTO lints (lint_id, kind, started_at, finished_at, ruleset_hash, rules, tool_version, "
                     "sources_path, runs_checked, runs_failed) VALUES (?, 'verify', ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [lint_id, naive(started_at), naive(finished), ruleset_hash(), ",".join(RULE_CODES),
+                    [lint_id, naive(started_at), naive(finished), ruleset, ",".join(RULE_CODES),
                      TOOL_VERSION, str(Path(result.sources_path).resolve()), len(runs),
                      sum(1 for r in runs if not r.passed)])
         n = len(runs)

@@ -132,9 +132,10 @@ def test_cli_out_writes_the_exact_sources_txt(warehouse_copy, monkeypatch, capsy
         assert (out_dir / inv / "sources.txt").read_bytes() == (CORPUS / "runs" / inv / "sources.txt").read_bytes()
     failing = [inv for inv, e in EXPECTED.items() if not e["sources"]["passed"]]
     for inv in failing:
-        assert f"{inv}: {EXPECTED[inv]['sources']['summary']}\n" in out
-    assert out.splitlines()[-1].startswith(f"verify: {len(EXPECTED)} runs: {len(EXPECTED) - len(failing)} passed, "
-                                           f"{len(failing)} failed, 0 could not be verified")
+        assert f"run {inv}: failed\n{EXPECTED[inv]['sources_txt']}\n" in out
+    assert out.count("\nrun ") + out.startswith("run ") == len(failing)  # passing runs are not listed
+    assert out.splitlines()[-1].startswith(f"groundwork verify (lint 1): {len(EXPECTED)} runs, "
+                                           f"{len(EXPECTED) - len(failing)} passed, {len(failing)} failed, 0 unverifiable;")
 
 
 def test_cli_junit(warehouse_copy, monkeypatch, capsys):
@@ -296,3 +297,22 @@ def test_unverifiable_run_in_a_warehouse_fails_the_pass(tmp_path, records_config
     code, out, _ = run_cli(monkeypatch, capsys, "verify", "-w", str(wh), "--sources", str(records_config), "-f", "jsonl")
     assert code == 1
     assert json.loads(out)["passed"] is False and json.loads(out)["status"] == "unverifiable"
+
+
+def test_s1_prints_the_raw_snapshot_ref(tmp_path, monkeypatch, capsys):
+    """An absent ref looks up the copy listed as 'None' (spec 5.4 step 3, 9.4.6) but S1 prints the
+    raw value: None and 5 unquoted, the string '5' quoted."""
+    data = json.dumps(RECORD_A).encode() + b"\n"
+    (tmp_path / "records.jsonl").write_bytes(data)
+    cfg = tmp_path / "sources.yaml"
+    cfg.write_text(f"sources:\n  - snapshot_refs: ['None', 5]\n    path: records.jsonl\n"
+                   f"    id_field: source_id\n    sha256: {hashlib.sha256(data).hexdigest()}\n", encoding="utf-8")
+    env = {"grounding_mode": "retrieval", "evidence": [evidence("src:x", "1" * 64, ref=None),
+                                                       evidence("src:y", "1" * 64, ref=5),
+                                                       evidence("src:z", "1" * 64, ref="5"),
+                                                       evidence("src:a", HASH_A, ref=None)]}
+    assert drop_in(tmp_path, monkeypatch, capsys, cfg, env) == (
+        1, "sources: 1 verified, 0 unresolved; FAILED\n"
+           "  - S1: evidence cites 'src:x', which None does not hold\n"
+           "  - S1: evidence cites 'src:y', which 5 does not hold\n"
+           "  - S1: evidence cites 'src:z', which '5' does not hold\n", "")

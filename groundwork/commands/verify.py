@@ -1,6 +1,6 @@
 """`groundwork verify`: the workbench's source check (S1/S2) over the warehouse, or one envelope.
 
-    groundwork verify --sources sources.yaml [--warehouse W] [--format text|jsonl|junit] [--out DIR]
+    groundwork verify --sources sources.yaml [--warehouse W] [--run ID ...] [--format text|jsonl|junit] [--out DIR]
     groundwork verify ENVELOPE --sources sources.yaml      # drop-in for `workbench verify`
 
 Exit 0: every run passed (unresolved items never fail); 1: a violation, or a run that could not
@@ -56,7 +56,7 @@ def write_outputs(result, out: str | None) -> None:
         (folder / "sources.txt").write_bytes(verdict.text.encode("utf-8", "surrogateescape"))
 
 
-def print_result(result, fmt: VerifyFormat, *, drop_in: bool) -> None:
+def print_result(result, fmt: VerifyFormat, *, drop_in: bool, show_passed: bool = False) -> None:
     from reports.render import render
 
     out = sys.stdout
@@ -64,16 +64,20 @@ def print_result(result, fmt: VerifyFormat, *, drop_in: bool) -> None:
         for verdict in result.runs:
             out.buffer.write(orjson.dumps(verdict.as_json()) + b"\n")
         out.flush()
+    elif drop_in and fmt is VerifyFormat.text:
+        out.buffer.write(result.runs[0].text.encode("utf-8", "surrogateescape"))
+        out.flush()
         return
-    if drop_in and fmt is VerifyFormat.text:
-        out.write(result.runs[0].text)
+    elif fmt is VerifyFormat.text:
+        out.write(render("verify/report.txt.j2", runs=result.runs, show_passed=show_passed,
+                         totals=result.totals_line()))
         return
-    context = dict(runs=result.runs, passed=result.count("passed"), failed=result.count("failed"),
-                   unverifiable=result.count("unverifiable"), sources_path=result.sources_path,
-                   verified=sum(r.verified for r in result.runs),
-                   unresolved=sum(len(r.unresolved) for r in result.runs), seconds=result.seconds)
-    template = "verify/report.txt.j2" if fmt is VerifyFormat.text else "verify/junit.xml.j2"
-    out.write(render(template, **context))
+    else:
+        out.write(render("verify/junit.xml.j2", runs=result.runs, failed=result.count("failed"),
+                         unverifiable=result.count("unverifiable"), sources_path=result.sources_path,
+                         seconds=result.seconds))
+    if not drop_in:
+        print(result.totals_line(), file=sys.stderr)
 
 
 def register(app: typer.Typer) -> None:
@@ -86,7 +90,9 @@ def register(app: typer.Typer) -> None:
         warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="Warehouse file."),
         fmt: VerifyFormat = typer.Option(None, "--format", "-f",
                                          help="text (default), jsonl (one object per run) or junit."),
+        run: list[str] = typer.Option(None, "--run", help="Only this run (invocation id); repeat for more."),
         out: str = typer.Option(None, "--out", help="Also write DIR/<invocation_id>/sources.txt for every run."),
+        show_passed: bool = typer.Option(False, "--show-passed", help="text format: print passing runs too."),
         no_record: bool = typer.Option(False, "--no-record", help="Do not append the verdicts to the warehouse's check history."),
     ) -> None:
         """Re-hash externally sourced evidence against pinned source copies (rules S1, S2).
@@ -98,15 +104,17 @@ def register(app: typer.Typer) -> None:
         path = resolve_sources(sources)
         fmt = fmt or VerifyFormat.text
         if envelope is not None:
+            if run:
+                raise GroundworkError("--run applies to the warehouse, not to ENVELOPE")
             result = verify_envelope(envelope, path)
             drop_in = True
         else:
             con = connect(warehouse, create=False)
             try:
-                result = verify_warehouse(con, path, record=not no_record)
+                result = verify_warehouse(con, path, runs=run or None, record=not no_record)
             finally:
                 con.close()
             drop_in = False
         write_outputs(result, out)
-        print_result(result, fmt, drop_in=drop_in)
-        raise typer.Exit(0 if result.clean else 1)
+        print_result(result, fmt, drop_in=drop_in, show_passed=show_passed)
+        raise typer.Exit(result.exit_code)
