@@ -22,7 +22,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from . import __version__, rules as rules_mod
+from . import __version__, pyrepr, rules as rules_mod
 from .errors import GroundworkError
 
 PASSED, FAILED, UNLINTABLE = "passed", "failed", "unlintable"
@@ -104,6 +104,37 @@ class LintResult:
 # ------------------------------------------------------------------------------------ rendering
 
 
+def _fast_repr_str(value: str) -> str:
+    # Printable ASCII is repr'd identically by every Python version (quote choice and the
+    # escaping of backslash and quote are those of spec 6.10), so the builtin is exact there.
+    if value.isascii() and value.isprintable():
+        return repr(value)
+    return pyrepr.repr_str(value)
+
+
+def _fast_pyrepr(value) -> str:
+    return _fast_repr_str(value) if type(value) is str else pyrepr.pyrepr(value)
+
+
+def _fast_repr_json(text) -> str:
+    # A JSON string without escapes is its own text between the quotes; null is None.
+    if text is None or text == "null":
+        return "None"
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text:
+        return _fast_repr_str(text[1:-1])
+    return pyrepr.repr_json(text)
+
+
+@lru_cache(maxsize=1)
+def _environment():
+    """The project's Jinja environment with exact fast paths for the two repr filters."""
+    from reports.render import environment
+
+    env = environment().overlay()
+    env.filters = dict(env.filters, pyrepr=_fast_pyrepr, repr_json=_fast_repr_json)
+    return env
+
+
 @lru_cache(maxsize=None)
 def _bulk_template(name: str, var: str):
     """Compile ``name`` wrapped in a loop: one render call for many rows.
@@ -111,9 +142,7 @@ def _bulk_template(name: str, var: str):
     A message is the template's text for one row without its final newline; rows are separated
     by NUL. Per-row rendering costs ~3x more, which matters at 100,000 runs.
     """
-    from reports.render import environment
-
-    env = environment()
+    env = _environment()
     source = env.loader.get_source(env, name)[0]
     if source.endswith("\n"):
         source = source[:-1]
@@ -198,35 +227,49 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
     with rules_mod.materialised(con, scope):
         where = "WHERE r.invocation_id IN (SELECT invocation_id FROM lint_scope)" if scope is not None else ""
         base = con.execute(_BASE_SQL.format(where=where), {"cycle_reason": CYCLE_REASON}).fetchall()
-        messages: dict[str, list[tuple[str, str]]] = collections.defaultdict(list)
-        findings: dict[str, list[tuple[str, str]]] = collections.defaultdict(list)
+        # invocation_id -> ([codes], [messages]) in report order (rules run in rank order and
+        # each rule's rows come sorted per run).
+        reported: dict[str, tuple[list[str], list[str]]] = {}
+        findings: dict[str, list[tuple[str, str]]] = {}
         for rule in chosen:
             columns, rows = rules_mod.run(con, rule)
             if not rows:
                 continue
             Row = collections.namedtuple("Row", columns, rename=True)
-            texts = render_many(rule.template, [Row._make(row) for row in rows])
-            target = messages if rule.kind == "rule" else findings
+            texts = render_many(rule.template, list(map(Row._make, rows)))
             code = rule.code
-            for row, text in zip(rows, texts):
-                target[row[0]].append((code, text))
+            if rule.kind == "rule":
+                for row, text in zip(rows, texts):
+                    entry = reported.get(row[0])
+                    if entry is None:
+                        entry = reported[row[0]] = ([], [])
+                    entry[0].append(code)
+                    entry[1].append(text)
+            else:
+                for row, text in zip(rows, texts):
+                    findings.setdefault(row[0], []).append((code, text))
 
     verdicts: list[RunVerdict] = []
-    to_render: list[tuple[RunVerdict, _Verdict]] = []
+    failed: list[RunVerdict] = []
+    passed_text: dict[tuple, str] = {}  # a passing run's text depends only on mode and counts
     for invocation_id, lintable, reason, mode, n_retrieval, n_chat in base:
         found = findings.get(invocation_id, [])
         if not lintable:
-            verdicts.append(RunVerdict(invocation_id, UNLINTABLE, mode, 0, 0, findings=found, reason=reason))
+            verdicts.append(RunVerdict(invocation_id, UNLINTABLE, mode, 0, 0, [], [], found, None, reason))
             continue
-        pairs = messages.get(invocation_id, [])
-        texts = [t for _, t in pairs]
-        verdict = RunVerdict(invocation_id, FAILED if pairs else PASSED, mode, n_retrieval, n_chat,
-                             violations=texts, codes=[c for c, _ in pairs], findings=found)
-        verdicts.append(verdict)
-        to_render.append((verdict, _Verdict(not pairs, mode, n_retrieval, n_chat, texts)))
-    summaries = render_many("lint/grounding.txt.j2", [v for _, v in to_render], "v")
-    for (verdict, _), text in zip(to_render, summaries):
-        verdict.summary = text[:-1] if text.endswith("\n") else text
+        entry = reported.get(invocation_id)
+        if entry is None:
+            key = (mode, n_retrieval, n_chat)
+            text = passed_text.get(key)
+            if text is None:
+                text = passed_text[key] = grounding_text(True, mode, n_retrieval, n_chat, [])[:-1]
+            verdicts.append(RunVerdict(invocation_id, PASSED, mode, n_retrieval, n_chat, [], [], found, text, None))
+        else:
+            verdict = RunVerdict(invocation_id, FAILED, mode, n_retrieval, n_chat, entry[1], entry[0], found, None, None)
+            verdicts.append(verdict)
+            failed.append(verdict)
+    for verdict, text in zip(failed, render_many("lint/grounding.txt.j2", failed, "v")):
+        verdict.summary = text[:-1]
 
     result = LintResult(verdicts=verdicts, rules=chosen, ruleset_hash=rules_mod.ruleset_hash(chosen),
                         started_at=started, finished_at=datetime.now(timezone.utc))
@@ -247,6 +290,8 @@ def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules
     verdicts = result.verdicts
     ids, seqs, codes, texts = [], [], [], []
     for v in verdicts:
+        if not v.codes and not v.findings:
+            continue
         n = 0
         for code, text in zip(v.codes, v.violations):
             ids.append(v.invocation_id); seqs.append(n); codes.append(code); texts.append(text)

@@ -637,12 +637,15 @@ COMMENT ON VIEW lint_root IS 'The single invoke_agent span of runs that have exa
 
 CREATE OR REPLACE VIEW lint_tree AS
 WITH RECURSIVE walk AS (
-    SELECT r.invocation_id, r.root_ord AS ord, r.root_span_id AS span_id, 0 AS depth,
-           '/' || CAST(r.root_ord AS VARCHAR) || '/' AS path,
+    SELECT s.invocation_id, s.ord, s.span_id, s.name, s.start_time, s.end_time, s.source_id,
+           s.content_hash, 0 AS depth,
+           '/' || CAST(s.ord AS VARCHAR) || '/' AS path,
            CAST('' AS VARCHAR) AS pop_key, CAST(NULL AS VARCHAR) AS parent_key, false AS cycle
     FROM lint_root r
+    JOIN lint_spans s ON s.invocation_id = r.invocation_id AND s.ord = r.root_ord
     UNION ALL
-    SELECT c.invocation_id, c.ord, c.span_id, w.depth + 1,
+    SELECT c.invocation_id, c.ord, c.span_id, c.name, c.start_time, c.end_time, c.source_id,
+           c.content_hash, w.depth + 1,
            w.path || CAST(c.ord AS VARCHAR) || '/',
            w.pop_key || lpad(CAST(999999999 - c.ord AS VARCHAR), 9, '0'),
            w.pop_key,
@@ -651,10 +654,10 @@ WITH RECURSIVE walk AS (
     JOIN lint_spans c ON c.invocation_id = w.invocation_id AND c.parent_id = w.span_id
     WHERE NOT w.cycle
 )
-SELECT w.invocation_id, w.ord, w.depth, w.parent_key, w.cycle,
-       s.name, s.span_id, s.start_time, s.end_time, s.source_id, s.content_hash
-FROM walk w JOIN lint_spans s ON s.invocation_id = w.invocation_id AND s.ord = w.ord
-WHERE w.depth > 0;
+SELECT invocation_id, ord, depth, parent_key, cycle, name, span_id, start_time, end_time,
+       source_id, content_hash
+FROM walk
+WHERE depth > 0;
 COMMENT ON VIEW lint_tree IS 'Descendants of the root (spec 6.1), once per path: a span reached through two copies of a duplicated parent id appears twice, as the workbench counts it. Upstream output order is (parent_key, ord): parent_key encodes the order in which the workbench''s stack pops the parent (negated sibling ords along the path, fixed width, compared as strings). A row with cycle = true re-enters its own path (errata C4); the walk stops there.';
 
 CREATE OR REPLACE VIEW lint_cycles AS
@@ -667,7 +670,7 @@ CREATE OR REPLACE VIEW lint_judged AS
 SELECT r.*, t.root_ord, t.root_span_id, t.root_trace_id, t.root_mode, t.root_mode_json,
        t.root_mode_is_string, t.input_hash
 FROM lint_runs r JOIN lint_root t USING (invocation_id)
-WHERE r.invocation_id NOT IN (SELECT invocation_id FROM lint_cycles);
+WHERE NOT EXISTS (SELECT 1 FROM lint_cycles c WHERE c.invocation_id = r.invocation_id);
 COMMENT ON VIEW lint_judged IS 'Runs that reach spec 6.2 step 2: lintable, exactly one root, no reachable cycle. (input_sid, input_hash) is the input pair.';
 
 CREATE OR REPLACE VIEW lint_counts AS

@@ -5,8 +5,14 @@
 -- needs_succeeded: false
 -- order: first_ord
 -- Spec 6.7: duplicates inflate counts and repeat G1 messages; the workbench says nothing.
-SELECT invocation_id, span_id, min(ord) AS first_ord, count(*) AS copies,
-       string_agg(CAST(line_no AS VARCHAR), ', ' ORDER BY ord) AS lines
-FROM lint_spans
-GROUP BY invocation_id, span_id
-HAVING count(*) > 1
+WITH duplicated AS (
+    SELECT invocation_id, span_id
+    FROM lint_spans
+    GROUP BY invocation_id, span_id
+    HAVING count(*) > 1
+)
+SELECT s.invocation_id, s.span_id, min(s.ord) AS first_ord, count(*) AS copies,
+       string_agg(CAST(s.line_no AS VARCHAR), ', ' ORDER BY s.ord) AS lines
+FROM lint_spans s
+JOIN duplicated d ON d.invocation_id = s.invocation_id AND d.span_id = s.span_id
+GROUP BY s.invocation_id, s.span_id

@@ -1,0 +1,42 @@
+"""Message and grounding.txt rendering: the bulk path and its fast repr filters are exact."""
+
+from __future__ import annotations
+
+import json
+
+from groundwork import lint
+from groundwork.pyrepr import pyrepr, repr_json
+from reports.render import render
+
+VALUES = ["src:a", "it's", 'say "hi"', "both ' and \"", "back\\slash", "tab\there", "new\nline", "é", "\u202e",
+          "\x00", "\U0001f600", "", None, True, 5, 2.0, ["a", 1], {"source_id": "S", "content_hash": None}]
+
+
+def test_fast_repr_filters_equal_the_pinned_repr():
+    for value in VALUES:
+        text = json.dumps(value)
+        assert lint._fast_repr_json(text) == repr_json(text), value
+        assert lint._fast_repr_json(json.dumps(value, ensure_ascii=False)) == repr_json(text), value
+        assert lint._fast_pyrepr(value) == pyrepr(value), value
+    assert lint._fast_repr_json(None) == "None"
+
+
+def test_bulk_rendering_equals_one_row_at_a_time_even_with_nul_in_a_value():
+    rows = [{"found": n} for n in (0, 2, 3)]
+    assert lint.render_many("lint/G0_roots.txt.j2", rows) == [
+        f"G0: expected exactly one invoke_agent span, found {n}" for n in (0, 2, 3)]
+    row = {"problem": "chat_before_retrieval", "span_id": "a\x00b"}  # span ids are printed verbatim
+    assert lint.render_many("lint/G1.txt.j2", [row, row]) == [
+        "G1: chat span a\x00b started before the first retrieval span ended"] * 2
+
+
+def test_grounding_txt_texts():
+    assert lint.grounding_text(True, "input_only", 0, 1, []) == "grounding: passed [input_only] (0 retrieval, 1 chat spans)\n"
+    assert lint.grounding_text(False, None, 0, 0, ["G0: expected exactly one invoke_agent span, found 0"]) == \
+        "grounding: FAILED [unknown mode]\n  - G0: expected exactly one invoke_agent span, found 0\n"
+    assert lint.grounding_text(False, "none", 0, 1, ["a", "b"]) == "grounding: FAILED [none]\n  - a\n  - b\n"
+
+
+def test_message_templates_render_alone_as_well():
+    text = render("lint/G3.txt.j2", r={"source_id": "it's", "content_hash": "b" * 64})
+    assert text.rstrip("\n") == "G3: evidence \"it's\" hash bbbbbbbbbbbb\u2026 not in trace"
