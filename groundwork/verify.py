@@ -167,8 +167,16 @@ def violation_messages(rows: list[dict]) -> list[str]:
 
 
 def sources_texts(verdicts) -> list[str]:
-    """The exact sources.txt text (spec 5.5, final newline included) of each verdict."""
-    return render_many("verify/sources.txt.j2", verdicts)
+    """The exact sources.txt text (spec 5.5, final newline included) of each verdict.
+
+    Most runs share their text (e.g. ``sources: 0 verified, 0 unresolved``), so each distinct
+    (verified, unresolved, violations) is rendered once.
+    """
+    keys = [(v.verified, tuple(v.unresolved), tuple(v.violations)) for v in verdicts]
+    unique = list(dict.fromkeys(keys))
+    texts = dict(zip(unique, render_many("verify/sources.txt.j2", [
+        RunVerdict("", "", verified, list(unres), list(viol)) for verified, unres, viol in unique])))
+    return [texts[k] for k in keys]
 
 
 def sources_text(verified: int, unresolved, violations) -> str:
@@ -254,18 +262,21 @@ def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: 
                     "sources_path, runs_checked, runs_failed) VALUES (?, 'verify', ?, ?, ?, ?, ?, ?, ?, ?)",
                     [lint_id, naive(started_at), naive(finished), ruleset, ",".join(RULE_CODES),
                      TOOL_VERSION, str(Path(result.sources_path).resolve()), len(runs),
-                     sum(1 for r in runs if not r.passed)])
-        n = len(runs)
+                     sum(1 for r in runs if r.status != "passed")])
+        cols = {name: [] for name in ("invocation_id", "status", "passed", "verified", "unresolved_count",
+                                      "summary", "reason")}
+        for r in runs:
+            cols["invocation_id"].append(r.invocation_id)
+            cols["status"].append(r.status)
+            cols["passed"].append(r.status == "passed")
+            cols["verified"].append(r.verified)
+            cols["unresolved_count"].append(len(r.unresolved))
+            cols["summary"].append(None if r.text is None else r.text[:-1])
+            cols["reason"].append(r.reason)
+        types = {"passed": pa.bool_(), "verified": pa.int32(), "unresolved_count": pa.int32()}
         _insert_arrow(con, "verify_verdicts", pa.table({
-            "lint_id": pa.array([lint_id] * n, pa.int32()),
-            "invocation_id": pa.array([r.invocation_id for r in runs], pa.string()),
-            "status": pa.array([r.status for r in runs], pa.string()),
-            "passed": pa.array([r.passed for r in runs], pa.bool_()),
-            "verified": pa.array([r.verified for r in runs], pa.int32()),
-            "unresolved_count": pa.array([len(r.unresolved) for r in runs], pa.int32()),
-            "summary": pa.array([r.summary for r in runs], pa.string()),
-            "reason": pa.array([r.reason for r in runs], pa.string()),
-        }))
+            "lint_id": pa.array([lint_id] * len(runs), pa.int32()),
+            **{name: pa.array(values, types.get(name, pa.string())) for name, values in cols.items()}}))
         unres = [(r.invocation_id, seq, item) for r in runs for seq, item in enumerate(r.unresolved)]
         if unres:
             ids, seqs, items = zip(*unres)
