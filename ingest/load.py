@@ -121,7 +121,7 @@ def process_chunk(root: str, root_real: str, ingest_id: int, items: list, rehash
                 res.touched.append((name, files_fp))
                 res.touched_files.extend(file_rows(listing))
             continue
-        out, _ = parse_run(listing, ingest_id)
+        out, _ = parse_run(listing, ingest_id, files_fp=files_fp if listing.sizes_unchanged() else None)
         rows.extend(out)
         res.loaded.append(name)
     res.tables = {t: rows.arrow(t) for t in RUN_TABLES}

@@ -88,7 +88,7 @@ def _text_file(f: FileEntry | None, path: str, issues: Issues, required: bool) -
 
 
 def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check: bool = True,
-              run_path: str | None = None) -> tuple[RowSet, Issues]:
+              run_path: str | None = None, files_fp: str | None = None) -> tuple[RowSet, Issues]:
     """Rows of every run table for one run folder whose files have been read."""
     inv = listing.name
     rel = (run_path if run_path is not None else inv)
@@ -148,7 +148,7 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
     run["unlintable_reason"] = reason(issues.lint_blockers)
     run["verifiable"] = not issues.verify_blockers
     run["unverifiable_reason"] = reason(issues.verify_blockers)
-    run["files_fingerprint"] = listing.files_fingerprint()
+    run["files_fingerprint"] = files_fp or listing.files_fingerprint()
     run["content_fingerprint"] = listing.content_fingerprint()
     out.rows["runs"] = [tuple(run[c] for c in _RUN_COLS)]
     out.rows["run_files"] = file_rows(listing)

@@ -48,6 +48,7 @@ class FileEntry:
     data: bytes | None = None
     sha256: str | None = None
     error: tuple[str, str] | None = None   # (kind, message) when the file could not be read
+    listed_size: int | None = None
 
 
 @dataclass
@@ -63,6 +64,11 @@ class RunListing:
             f = self.files[rel]
             h.update(f"{rel}\0{f.size}\0{f.mtime_ns}\0{f.error[0] if f.error else ''}\n".encode("utf-8"))
         return h.hexdigest()
+
+    def sizes_unchanged(self) -> bool:
+        """True when every file read had the size it was listed with (so the listing's
+        files_fingerprint still describes what was read)."""
+        return all(f.data is None or len(f.data) == f.listed_size for f in self.files.values())
 
     def content_fingerprint(self) -> str:
         h = hashlib.sha256()
@@ -119,7 +125,7 @@ def _walk(folder: str, prefix: str, root_real: str, listing: RunListing, depth: 
         if not stat_mod.S_ISREG(st.st_mode):
             listing.files[rel] = FileEntry(rel, error=(K.UNREADABLE, "not a regular file; not read"))
             continue
-        listing.files[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns)
+        listing.files[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns, listed_size=st.st_size)
 
 
 def read_files(root: str, listing: RunListing) -> None:

@@ -24,6 +24,7 @@ from .jsontext import (MAX_LINE, TimeProblem, dumps, dumps_doc, has_lone_surroga
 
 OWNED = ("dd.operation", "dd.agent_id", "dd.source_id", "dd.content_hash", "dd.model_id",
          "dd.input_tokens", "dd.output_tokens", "dd.outcome", "dd.grounding_mode", "dd.input_hash")
+_ABSENT = object()
 STATUS_CODES = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET",
                 "STATUS_CODE_OK": "OK", "STATUS_CODE_ERROR": "ERROR"}
 
@@ -40,7 +41,8 @@ class SpanRecord:
 def _row(inv, ord_, line_no, fmt, name, name_present, span_id, trace_id, parent_id,
          start_us, end_us, attrs, attrs_json, status_code, service_name, start_ns, end_ns, fast=False):
     if isinstance(attrs, dict):
-        dd = [vstr(attrs[k]) if k in attrs else None for k in OWNED]
+        dd = [None if (v := attrs.get(k, _ABSENT)) is _ABSENT else v if type(v) is str and v.isascii() else vstr(v)
+              for k in OWNED]
         if "dd.grounding_mode" in attrs:
             gm = attrs["dd.grounding_mode"]
             gm_json, gm_is_str = dumps(gm, fast), isinstance(gm, str)

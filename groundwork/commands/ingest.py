@@ -28,7 +28,7 @@ class _Progress:
         self.total = None
         self.t0 = time.monotonic()
         self.last = 0.0
-        self.bar = None
+        self.printed = -1
 
     def __call__(self, done: int, total: int | None) -> None:
         if self.quiet:
@@ -48,8 +48,9 @@ class _Progress:
             self.stream.flush()
         elif total is not None and done == 0:
             self.stream.write(f"ingest: {self.total} run folders\n")
-        elif now - self.last >= 5.0 or done == self.total:
+        elif (now - self.last >= 5.0 or done == self.total) and done != self.printed:
             self.last = now
+            self.printed = done
             self.stream.write(f"ingest: {done}/{self.total} runs ({rate:,.0f} runs/s)\n")
             self.stream.flush()
 
