@@ -238,3 +238,17 @@ def test_verify_verdicts_equal_the_truth(pipeline, truth):
         if exp["status"] != "unverifiable":
             assert (got["verified"], got["unresolved"], got["violations"]) == \
                 (exp["verified"], exp["unresolved"], exp["violations"]), t["scenario"]
+
+
+def test_cli_writes_an_archive_and_refuses_bad_input_with_one_line(tmp_path):
+    out = tmp_path / "a"
+    ok = _cli("synth", str(out), "--runs", "20", "--seed", "3", "--violation-rate", "0.3")
+    assert ok.returncode == 0, ok.stderr
+    assert "synth: 20 runs" in ok.stdout
+    assert len((out / "truth.jsonl").read_text().splitlines()) == 20
+    for args, text in ((["synth", str(out), "--runs", "5"], "exists and is not empty"),
+                       (["synth", str(tmp_path / "b"), "--runs", "5", "--violation-rate", "1.5"], "violation-rate"),
+                       (["synth", str(tmp_path / "c"), "--runs", "0"], "--runs")):
+        bad = _cli(*args)
+        assert bad.returncode == 2
+        assert bad.stderr.count("\n") == 1 and text in bad.stderr and "Traceback" not in bad.stderr
