@@ -312,6 +312,9 @@ def verify_envelope(envelope_path, sources_path) -> VerifyResult:
 
     from .warehouse import connect
 
+    p = Path(envelope_path)
+    if not p.is_file():
+        raise GroundworkError(f"cannot read envelope file {envelope_path}: {'no such file' if not p.exists() else 'not a file'}")
     con = connect(":memory:")
     try:
         load_single(con, None, envelope_path)

@@ -316,3 +316,18 @@ def test_s1_prints_the_raw_snapshot_ref(tmp_path, monkeypatch, capsys):
            "  - S1: evidence cites 'src:x', which None does not hold\n"
            "  - S1: evidence cites 'src:y', which 5 does not hold\n"
            "  - S1: evidence cites 'src:z', which '5' does not hold\n", "")
+
+
+@pytest.mark.parametrize("text, fragment", [
+    (None, "cannot read envelope file {path}: no such file"),
+    ('{"grounding_mode": "retrieval", "evidence": [', "the source check cannot run on this envelope"),
+    ('{"grounding_mode": "retrieval", "evidence": [5]}', "the source check cannot run on this envelope"),
+])
+def test_drop_in_unusable_envelope_is_one_line_exit_2(tmp_path, monkeypatch, capsys, records_config, text, fragment):
+    path = tmp_path / "envelope.json"
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    code, out, err = run_cli(monkeypatch, capsys, "verify", str(path), "--sources", str(records_config))
+    assert code == 2 and out == ""
+    assert err.startswith("groundwork: error: ") and fragment.format(path=path) in err
+    assert err.count("\n") == 1 and "Traceback" not in err
