@@ -10,14 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from groundwork import cli
 from groundwork.warehouse import connect
+from tests.cli_support import run_cli
 from tests.reference import sources as refsrc
 
 ingest = pytest.importorskip("ingest")
@@ -29,13 +28,6 @@ from groundwork.drift import drift  # noqa: E402
 CORPUS = Path(__file__).parent / "fixtures" / "corpus"
 OLD, NEW, SAME = "snapshot:corpus-records-v1", "snapshot:corpus-records-v2", "snapshot:corpus-records-copy"
 
-
-def run_cli(monkeypatch, capsys, *args) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["groundwork", *args])
-    with pytest.raises(SystemExit) as exc:
-        cli.main()
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 @pytest.fixture(scope="module")

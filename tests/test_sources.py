@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from groundwork import cli
 from groundwork.errors import ConfigError
 from groundwork.sources import load_into_warehouse, load_sources
 from groundwork.warehouse import connect
+from tests.cli_support import run_cli
 
 RECORD_A = {"source_id": "src:a", "text": "Alpha."}
 # spec 4.6 test vectors
@@ -46,13 +45,6 @@ def data_file(folder: Path, name: str, data: bytes) -> dict:
 def jsonl(*records) -> bytes:
     return "".join(json.dumps(r) + "\n" for r in records).encode()
 
-
-def run_cli(monkeypatch, capsys, *args) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["groundwork", *args])
-    with pytest.raises(SystemExit) as exc:
-        cli.main()
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 @pytest.fixture()

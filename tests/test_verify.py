@@ -9,14 +9,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from groundwork import cli
 from groundwork.warehouse import connect
+from tests.cli_support import run_cli
 
 ingest = pytest.importorskip("ingest")
 if not hasattr(ingest, "ingest_archive") or not hasattr(ingest, "load_single"):
@@ -30,13 +29,6 @@ EXPECTED = {d["invocation_id"]: d for d in map(json.loads, (CORPUS / "expected.j
 RECORD_A = {"source_id": "src:a", "text": "Alpha."}
 HASH_A = "d23eb297bcac927f3ba353e9449abae1f593a18a9a64c8cd59c86838f91bd36f"  # spec 4.6
 
-
-def run_cli(monkeypatch, capsys, *args) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["groundwork", *args])
-    with pytest.raises(SystemExit) as exc:
-        cli.main()
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 @pytest.fixture(scope="module")
