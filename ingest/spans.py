@@ -170,14 +170,22 @@ def _sdk_line(doc, inv, line_no, path, issues: Issues, rows, records, fast: bool
     records.append(SpanRecord(doc.get("name"), span_id, parent_id, line_no))
 
 
-def _sdk_id(context: dict, key: str, crash):
-    if key not in context:
-        return None
-    value = context[key]
+def _string_field(doc: dict, key: str, label: str, crash):
+    """(present, value, is_string); a present non-string value is a crash of the workbench."""
+    if key not in doc:
+        return False, None, False
+    value = doc[key]
     if not isinstance(value, str):
-        crash(K.WRONG_TYPE, f"context.{key} {pystr_repr(value)} is not a string")
-        return vstr(value)
-    return vstr(strip0x(value))
+        crash(K.WRONG_TYPE, f"{label} {pystr_repr(value)} is not a string")
+        return True, value, False
+    return True, value, True
+
+
+def _sdk_id(context: dict, key: str, crash):
+    present, value, ok = _string_field(context, key, f"context.{key}", crash)
+    if not present:
+        return None
+    return vstr(strip0x(value)) if ok else vstr(value)
 
 
 def _sdk_time(doc: dict, key: str, crash):
@@ -256,11 +264,10 @@ def _otlp_span(span, service, inv, line_no, path, issues: Issues, rows, records)
 
 
 def _otlp_id(span: dict, key: str, nbytes: int, crash) -> str | None:
-    if key not in span:
+    present, value, ok = _string_field(span, key, f"OTLP {key}", crash)
+    if not present:
         return None
-    value = span[key]
-    if not isinstance(value, str):
-        crash(K.WRONG_TYPE, f"OTLP {key} {pystr_repr(value)} is not a string")
+    if not ok:
         return vstr(value)
     if value == "":
         return ""
