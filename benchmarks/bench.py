@@ -84,6 +84,28 @@ for name, src in [
 print(f"runs={len(ids)} " + " ".join(rows))
 """
 
+WRITE_FLOOR = r"""
+import os, resource, sys, time
+src, dst = sys.argv[1], sys.argv[2]
+runs = []
+for e in os.scandir(src):
+    if e.is_dir() and e.name != "schemas":
+        runs.append((e.name, [(f.name, open(f.path, "rb").read()) for f in os.scandir(e.path)]))
+r0 = resource.getrusage(resource.RUSAGE_SELF)
+t = time.perf_counter()
+os.mkdir(dst)
+for name, files in runs:
+    d = f"{dst}/{name}"
+    os.mkdir(d)
+    for fname, data in files:
+        fd = os.open(f"{d}/{fname}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.write(fd, data)
+        os.close(fd)
+r1 = resource.getrusage(resource.RUSAGE_SELF)
+n = len(runs)
+print(f"{n} {time.perf_counter() - t:.3f} {(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) / n * 1e6:.1f}")
+"""
+
 GENERATE = r"""
 import sys, time
 from groundwork.synth import archive as A, scenarios as S
@@ -221,6 +243,11 @@ def bench_size(n: int, work: Path, args) -> dict:
                                  "--records", str(max(400, n))], cwd=ROOT))
     if not steps["synth"].get("available") or steps["synth"]["rc"] != 0:
         raise SystemExit("synth failed: " + steps["synth"].get("stderr", ""))
+    w = run_step([PY, "-c", WRITE_FLOOR, str(arch / "runs"), str(work / f"copy-{n}")], cwd=ROOT)
+    if w.get("available") and w["rc"] == 0:
+        _, secs, us = w["stdout"].split()
+        res["write_floor"] = {"seconds": float(secs), "cpu_us_per_run": float(us)}
+    shutil.rmtree(work / f"copy-{n}", ignore_errors=True)
     g = run_step([PY, "-c", GENERATE, str(min(n, 20000)), str(max(400, n))], cwd=ROOT)
     if g.get("available") and g["rc"] == 0:
         res["synth_generate_us_per_run"] = float(g["stdout"].strip().splitlines()[-1])
@@ -357,6 +384,10 @@ def targets(results: list[dict]) -> list[str]:
                        f"per run for the whole command (start-up, pools, 2 workers, writing)"
                        + (f", of which {gen:.0f} µs building the run's bytes" if gen else "")
                        + " (target ≥ 20,000 runs/s)")
+            wf = r.get("write_floor")
+            if wf:
+                out.append(f"- write floor at {n:,} runs (one process creating the same folders and files from bytes "
+                           f"in memory): {n / wf['seconds']:,.0f} runs/s, {wf['cpu_us_per_run']:.0f} µs CPU per run")
     rss = {n: st(r, "ingest")["rss_mb"] for n, r in by.items() if st(r, "ingest")}
     if len(rss) > 1:
         out.append("- ingest peak RSS by size: " + ", ".join(f"{n:,} runs {v:.0f} MB" for n, v in sorted(rss.items())))
