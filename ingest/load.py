@@ -393,6 +393,8 @@ class _Loader:
         result.runs_unchanged += len(res.unchanged)
         result.runs_rejected += len(res.rejected)
         self.rejected_issues.extend(res.rejected_issues)
+        self.existing.difference_update(res.unchanged)  # only reloaded runs need their old rows deleted
+        self.existing.difference_update(res.rejected)
         self.pending.append(res)
         n = len(res.loaded) + len(res.unchanged) + len(res.rejected)
         self.pending_runs += n
@@ -648,7 +650,6 @@ def _load_index(loader: _Loader, pool: _Pool, present: bool):
         return None
     h = hashlib.sha256()
     size = 0
-    seen_ids: dict[str, int] = {}
     try:
         st = os.stat(path)
         with open(path, "rb") as fh:
@@ -667,14 +668,6 @@ def _load_index(loader: _Loader, pool: _Pool, present: bool):
             def take(res):
                 rows, problems = res
                 loader.index_issues.extend(problems)
-                for row in rows:
-                    inv = row[1]
-                    if inv is not None:
-                        if inv in seen_ids:
-                            loader.index_issues.append((INDEX_FILE, row[0], K.DUPLICATE_ID,
-                                                        f"invocation_id {inv} already indexed on line {seen_ids[inv]}"))
-                        else:
-                            seen_ids[inv] = row[0]
                 if rows:
                     tbl = to_arrow("invocation_index", rows)
                     _with_table(loader.con, "_gw_rows", tbl, lambda: loader.con.execute(
@@ -689,6 +682,13 @@ def _load_index(loader: _Loader, pool: _Pool, present: bool):
     except OSError as exc:
         loader.index_issues.append((INDEX_FILE, None, K.UNREADABLE, f"cannot read: {exc.strerror or exc}"))
         return None
+    # the same invocation id on two lines (in SQL: memory stays flat however long the index is)
+    loader.index_issues.extend((INDEX_FILE, line, K.DUPLICATE_ID, f"invocation_id {inv} already indexed on line {first}")
+                               for line, inv, first in loader.con.execute("""
+        SELECT line_no, invocation_id, first FROM (
+            SELECT line_no, invocation_id, min(line_no) OVER (PARTITION BY invocation_id) AS first FROM _gw_index
+            WHERE invocation_id IS NOT NULL)
+        WHERE line_no > first ORDER BY line_no""").fetchall())
     return (st.st_size, st.st_mtime_ns, h.hexdigest())
 
 
