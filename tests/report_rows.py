@@ -42,7 +42,8 @@ def add_run(con, inv, *, agent="fake.retrieval", mode="retrieval", completed=T0,
              s["name"], s.get("dd_agent_id"), s.get("dd_source_id"), s.get("dd_content_hash"), s.get("dd_model_id")],
         )
     for i, (sid, h) in enumerate(refs):
-        con.execute("INSERT INTO payload_refs VALUES (?, ?, ?, 'ref', ?, ?, NULL)", [inv, i, f"$.grounded_on[{i}]", sid, h])
+        con.execute("INSERT INTO payload_refs (invocation_id, ord, path, kind, source_id, content_hash) VALUES (?, ?, ?, 'ref', ?, ?)",
+                    [inv, i, f"$.grounded_on[{i}]", sid, h])
     for i, (sid, h) in enumerate(evidence):
         con.execute(
             "INSERT INTO evidence (invocation_id, ord, source_id, content_hash, canonicalisation, snapshot_ref, computed_hash) "
@@ -68,14 +69,21 @@ def add_verdict(con, lint_id, inv, violations=(), *, kind="lint", mode="retrieva
         else:
             summary = "sources: 0 verified, 0 unresolved" + ("; FAILED" + "".join(f"\n  - {m}" for _, m in violations) if violations else "")
     if kind == "lint":
-        con.execute("INSERT INTO lint_verdicts VALUES (?, ?, ?, ?, ?, 1, 1, ?, ?)",
+        con.execute("INSERT INTO lint_verdicts (lint_id, invocation_id, status, passed, mode, retrieval_count, chat_count, summary, reason) "
+                    "VALUES (?, ?, ?, ?, ?, 1, 1, ?, ?)",
                     [lint_id, inv, status, status == "passed", mode, summary, "boom" if status == "unlintable" else None])
     else:
-        con.execute("INSERT INTO verify_verdicts VALUES (?, ?, ?, ?, 0, 0, ?, NULL)", [lint_id, inv, status, status == "passed", summary])
+        con.execute("INSERT INTO verify_verdicts (lint_id, invocation_id, status, passed, verified, unresolved_count, summary) "
+                    "VALUES (?, ?, ?, ?, 0, 0, ?)", [lint_id, inv, status, status == "passed", summary])
     for seq, (code, msg) in enumerate(violations):
-        con.execute("INSERT INTO lint_violations VALUES (?, ?, ?, ?, ?)", [lint_id, inv, seq, code, msg])
+        add_violation(con, lint_id, inv, seq, code, msg)
     con.execute("UPDATE lints SET runs_checked = runs_checked + 1, runs_failed = runs_failed + ? WHERE lint_id = ?",
                 [int(status != "passed"), lint_id])
+
+
+def add_violation(con, lint_id, inv, seq, code, message):
+    con.execute("INSERT INTO lint_violations (lint_id, invocation_id, seq, code, message) VALUES (?, ?, ?, ?, ?)",
+                [lint_id, inv, seq, code, message])
 
 
 def add_nightly(con, nightly_id, lint_id, verify_id=None, exit_status=1, baseline=None):

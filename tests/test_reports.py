@@ -16,7 +16,7 @@ from groundwork.warehouse import connect
 from reports import data, fleet, machine, runpage
 from reports.build import build_reports
 from reports.data import Passes
-from report_rows import add_nightly, add_pass, add_run, add_verdict
+from report_rows import add_nightly, add_pass, add_run, add_verdict, add_violation
 
 META = {"tool_version": "test", "nightly_id": 2, "generated_at": "2026-11-30T00:00:00Z", "runs_dir": "/archive",
         "out_dir": "/out", "started_epoch": 0.0}
@@ -87,7 +87,7 @@ def test_change_classes_since_the_previous_nightly(two_nights):
 def test_without_a_source_check_tonight_sources_are_left_out_of_the_comparison(two_nights):
     con, p = two_nights
     # Baseline: g failed only the source check; tonight no verify ran, so g is not "resolved".
-    con.execute("INSERT INTO lint_violations VALUES (2, 'g', 0, 'S1', 'S1: x')")
+    add_violation(con, 2, "g", 0, "S1", "S1: x")
     con.execute("UPDATE verify_verdicts SET status = 'failed', passed = FALSE WHERE lint_id = 2 AND invocation_id = 'g'")
     p2 = Passes(lint_id=3, verify_id=None, baseline_lint_id=1, baseline_verify_id=2, nightly_id=2)
     data.build_state(con, p2)
@@ -170,8 +170,9 @@ def test_failing_runs_are_paged_and_the_fleet_page_stays_bounded(tmp_path):
     con.execute("INSERT INTO runs (invocation_id, agent_id, grounding_mode, completed_at) "
                 "SELECT 'run-' || lpad(i::VARCHAR, 5, '0'), 'agent.' || (i % 7), 'none', TIMESTAMP '2026-11-01' + to_seconds(i * 7200) "
                 "FROM range(?) t(i)", [n])
-    con.execute("INSERT INTO lint_verdicts SELECT 1, invocation_id, 'failed', FALSE, 'none', 0, 1, 'grounding: FAILED [none]\n  - ' || ?, NULL FROM runs", [N1[1]])
-    con.execute("INSERT INTO lint_violations SELECT 1, invocation_id, 0, 'N1', ? FROM runs", [N1[1]])
+    con.execute("INSERT INTO lint_verdicts (lint_id, invocation_id, status, passed, mode, retrieval_count, chat_count, summary) "
+                "SELECT 1, invocation_id, 'failed', FALSE, 'none', 0, 1, 'grounding: FAILED [none]\n  - ' || ? FROM runs", [N1[1]])
+    con.execute("INSERT INTO lint_violations (lint_id, invocation_id, seq, code, message) SELECT 1, invocation_id, 0, 'N1', ? FROM runs", [N1[1]])
     add_nightly(con, 1, 1, None, exit_status=None)
     p = Passes(lint_id=1, nightly_id=1)
     data.build_state(con, p)

@@ -54,7 +54,7 @@ def build_hostile(out: Path) -> Path:
     add_verdict(con, 1, "plain-run", [("N1", "N1: 1 chat span(s) in an agent that declared no model call")], mode="none")
     add_verdict(con, 2, EVIL_ID, [("S1", f"S1: evidence cites {EVIL!r}, which 'snap' does not hold")], kind="verify")
     add_verdict(con, 2, "plain-run", kind="verify")
-    con.execute("INSERT INTO verify_unresolved VALUES (2, ?, 0, ?)", [EVIL_ID, EVIL + " (None)"])
+    con.execute("INSERT INTO verify_unresolved (lint_id, invocation_id, seq, item) VALUES (2, ?, 0, ?)", [EVIL_ID, EVIL + " (None)"])
     con.execute("INSERT INTO ingest_issues (ingest_id, invocation_id, path, line, kind, message) VALUES (1, ?, ?, 3, ?, ?)",
                 [EVIL_ID, EVIL_ID + "/spans.jsonl", EVIL, EVIL])
     add_nightly(con, 1, 1, 2, exit_status=None)
