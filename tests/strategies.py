@@ -142,7 +142,7 @@ def write_archive(runs: list[RunFiles], runs_dir: Path) -> Path:
         try:
             doc = json.loads(run.files["envelope.json"].decode("utf-8"))
             index.append(json.dumps(doc, separators=(",", ":")) + "\n")
-        except (ValueError, UnicodeDecodeError, KeyError, AttributeError):
+        except (ValueError, UnicodeDecodeError, KeyError, AttributeError, RecursionError):
             pass
     (runs_dir / "invocations.jsonl").write_text("".join(index), encoding="utf-8")
     return runs_dir

@@ -89,7 +89,7 @@ def read_spans(text: str) -> list[Span]:
             continue
         try:
             doc = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise Unlintable(f"spans line {line_no}: invalid JSON ({exc})") from None
         if not isinstance(doc, dict):
             raise Unlintable(f"spans line {line_no}: not a JSON object")
@@ -381,7 +381,11 @@ def lint_records(spans: list[Span], envelope) -> Report:
 
 def lint(spans_text: str, envelope) -> Report:
     """Lint one run: the text of spans.jsonl and the parsed envelope document."""
-    return lint_records(read_spans(spans_text), envelope)
+    spans = read_spans(spans_text)
+    try:
+        return lint_records(spans, envelope)
+    except RecursionError:  # the recursive grounded_on walk (6.5) runs out of stack, as upstream's would
+        raise Unlintable("payload nested too deeply for the grounded_on walk") from None
 
 
 def read_envelope_bytes(data: bytes):
@@ -392,7 +396,7 @@ def read_envelope_bytes(data: bytes):
         raise Unlintable(f"envelope is not UTF-8 ({exc})") from None
     try:
         return json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # too deep a nesting crashes the workbench's parser too
         raise Unlintable(f"envelope is not valid JSON ({exc})") from None
 
 
