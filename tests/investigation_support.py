@@ -2,22 +2,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from groundwork.cli import main
-
-
-def gw(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    """Run the groundwork CLI in-process; return (exit code, stdout, stderr)."""
-    monkeypatch.setattr(sys, "argv", ["groundwork", *args])
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    out, err = capsys.readouterr()
-    return code, out, err
+from cli_support import run_cli as gw  # noqa: F401  (re-exported: the investigation tests' CLI runner)
 
 
 def build_corpus_warehouse(path: Path, corpus: Path) -> Path:
