@@ -6,6 +6,12 @@ violation row with its Jinja message template, combines them in the workbench's 
 (GW…) are kept apart and never change the compatible verdict. With ``record=True`` the pass is
 appended to the history tables (lints, lint_verdicts, lint_violations).
 
+Re-linting is incremental: a run whose rows have not been reloaded since its latest full lint
+(same runs.ingest_id), linted with the same rule files, templates and groundwork version, keeps
+that verdict (copied into the new pass, ``lint_verdicts.reused_from``); only new or changed runs
+go through the rules. Runs that delegate are always re-linted, because their GW3/GW4 findings
+depend on other runs. ``reuse=False`` re-lints everything.
+
 The order of a run's violations needs no global sort: rules are executed in report order
 (``Rule.rank``) and each rule's rows come out sorted per run by the rule's ``order`` columns, so
 appending row by row per run reproduces the order of spec 6.2.
@@ -71,24 +77,40 @@ class RunVerdict:
 
 @dataclass
 class LintResult:
-    """Everything one lint pass found."""
+    """Everything one lint pass found.
 
-    verdicts: list[RunVerdict]
+    ``verdicts`` lists every selected run in invocation_id order. Verdicts reused from an earlier
+    pass are read from the warehouse the first time ``verdicts`` is used, so keep the connection
+    open until then; counts and the exit code never need them.
+    """
+
+    fresh: list[RunVerdict]
     rules: tuple[rules_mod.Rule, ...]
     ruleset_hash: str
+    counts: dict[str, int]
+    findings_count: int
+    reused: int = 0
     lint_id: int | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    _load_reused: object = None
+    _verdicts: list[RunVerdict] | None = None
 
     @property
-    def counts(self) -> dict[str, int]:
-        c = collections.Counter(v.status for v in self.verdicts)
-        return {PASSED: c[PASSED], FAILED: c[FAILED], UNLINTABLE: c[UNLINTABLE]}
+    def verdicts(self) -> list[RunVerdict]:
+        if self._verdicts is None:
+            if self.reused:
+                merged = self.fresh + self._load_reused()
+                merged.sort(key=lambda v: v.invocation_id)
+                self._verdicts = merged
+            else:
+                self._verdicts = self.fresh
+        return self._verdicts
 
     @property
     def exit_code(self) -> int:
         """0 when every run passed, 1 when any failed or could not be linted."""
-        return 0 if all(v.status == PASSED for v in self.verdicts) else 1
+        return 0 if self.counts[FAILED] == 0 and self.counts[UNLINTABLE] == 0 else 1
 
     def by_id(self) -> dict[str, RunVerdict]:
         return {v.invocation_id: v for v in self.verdicts}
@@ -96,9 +118,9 @@ class LintResult:
     def totals_line(self) -> str:
         c = self.counts
         where = f" (lint {self.lint_id})" if self.lint_id is not None else ""
-        findings = sum(len(v.findings) for v in self.verdicts)
-        return (f"groundwork lint{where}: {len(self.verdicts)} runs, {c[PASSED]} passed, "
-                f"{c[FAILED]} failed, {c[UNLINTABLE]} unlintable; {findings} groundwork findings")
+        again = f" ({self.reused} unchanged since their last lint)" if self.reused else ""
+        return (f"groundwork lint{where}: {sum(c.values())} runs{again}, {c[PASSED]} passed, "
+                f"{c[FAILED]} failed, {c[UNLINTABLE]} unlintable; {self.findings_count} groundwork findings")
 
 
 # ------------------------------------------------------------------------------------ rendering
@@ -203,7 +225,8 @@ SELECT r.invocation_id,
             WHEN c.invocation_id IS NOT NULL THEN $cycle_reason END AS reason,
        CASE WHEN r.grounding_mode_truthy THEN r.grounding_mode END AS mode,
        coalesce(n.retrieval_count, 0) AS retrieval_count,
-       coalesce(n.chat_count, 0) AS chat_count
+       coalesce(n.chat_count, 0) AS chat_count,
+       r.ingest_id
 FROM runs r
 LEFT JOIN lint_cycles c USING (invocation_id)
 LEFT JOIN lint_counts n USING (invocation_id)
@@ -211,26 +234,99 @@ LEFT JOIN lint_counts n USING (invocation_id)
 ORDER BY r.invocation_id
 """
 
+# Verdicts that still hold: computed by one of the latest passes with the same rules, templates
+# and tool version, on the same run rows (ingest_id), for a run without delegations (GW3/GW4
+# look at other runs). Filtering on lint_id first lets DuckDB skip older history.
+_CANDIDATES_SQL = """
+SELECT lint_id FROM lints
+WHERE kind = 'lint' AND all_rules AND ruleset_hash = $ruleset_hash AND tool_version = $tool_version
+ORDER BY lint_id DESC
+LIMIT 3
+"""
+_REUSABLE_SQL = """
+SELECT v.invocation_id, max(v.lint_id) AS lint_id
+FROM lint_verdicts v
+JOIN runs r USING (invocation_id)
+WHERE v.lint_id >= $oldest AND v.lint_id IN (SELECT lint_id FROM lint_candidates)
+  AND v.ingest_id = r.ingest_id AND coalesce(r.delegation_count, 0) = 0{only}
+GROUP BY v.invocation_id
+"""
+
 
 def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = None,
-                   runs: list[str] | None = None, record: bool = True,
+                   runs: list[str] | None = None, record: bool = True, reuse: bool = True,
                    rules_dir: Path | None = None) -> LintResult:
     """Lint every run of the warehouse (or only ``runs``) with the rules (or only ``codes``).
 
     Runs ingest marked unlintable, and runs whose span tree has a reachable cycle, get status
-    ``unlintable`` (never ``passed``). With ``record`` the pass is appended to the history.
+    ``unlintable`` (never ``passed``). With ``record`` the pass is appended to the history. With
+    ``reuse`` (and all rules) runs unchanged since their latest full lint keep that verdict.
     """
     started = datetime.now(timezone.utc)
     registry = rules_mod.load_rules(rules_dir or rules_mod.RULES_DIR)
     chosen = rules_mod.select(registry, codes)
-    scope = _scope(con, runs)
-    with rules_mod.materialised(con, scope):
-        where = "WHERE r.invocation_id IN (SELECT invocation_id FROM lint_scope)" if scope is not None else ""
+    all_rules = len(chosen) == len(registry)
+    ruleset = rules_mod.ruleset_hash(chosen, extra=(rules_mod.TEMPLATES_DIR / "lint" / "grounding.txt.j2",))
+    wanted = _scope(con, runs)
+    registered: list[str] = []
+    try:
+        if wanted is not None:
+            con.register("lint_wanted", pa.table({"invocation_id": pa.array(wanted, pa.string())}))
+            registered.append("lint_wanted")
+        reused = pa.table({"invocation_id": pa.array([], pa.string()), "lint_id": pa.array([], pa.int32())})
+        candidates = []
+        if reuse and all_rules:
+            candidates = [r[0] for r in con.execute(_CANDIDATES_SQL, {"ruleset_hash": ruleset, "tool_version": __version__}).fetchall()]
+        if candidates:
+            con.register("lint_candidates", pa.table({"lint_id": pa.array(candidates, pa.int32())}))
+            registered.append("lint_candidates")
+            only = " AND v.invocation_id IN (SELECT invocation_id FROM lint_wanted)" if wanted is not None else ""
+            reused = con.sql(_REUSABLE_SQL.format(only=only), params={"oldest": min(candidates)}).to_arrow_table()
+        oldest = min(candidates, default=0)
+        con.register("lint_reused", reused)
+        registered.append("lint_reused")
+        if reused.num_rows:
+            only = " AND invocation_id IN (SELECT invocation_id FROM lint_wanted)" if wanted is not None else ""
+            scope_query = ("SELECT invocation_id FROM runs WHERE invocation_id NOT IN "
+                           f"(SELECT invocation_id FROM lint_reused){only}")
+        elif wanted is not None:
+            scope_query = "SELECT invocation_id FROM lint_wanted"
+        else:
+            scope_query = None
+        fresh, fresh_ingest, findings_count = _lint_fresh(con, chosen, scope_query)
+        counts = collections.Counter(v.status for v in fresh)
+        if reused.num_rows:
+            for status, n in con.execute("SELECT v.status, count(*) FROM lint_verdicts v JOIN lint_reused r "
+                                         "USING (lint_id, invocation_id) WHERE v.lint_id >= $oldest GROUP BY v.status",
+                                         {"oldest": oldest}).fetchall():
+                counts[status] += n
+            findings_count += con.execute("SELECT count(*) FROM lint_violations m JOIN lint_reused r USING (lint_id, invocation_id) "
+                                          "WHERE m.lint_id >= $oldest AND m.code LIKE 'GW%'", {"oldest": oldest}).fetchall()[0][0]
+        result = LintResult(fresh=fresh, rules=chosen, ruleset_hash=ruleset,
+                            counts={PASSED: counts[PASSED], FAILED: counts[FAILED], UNLINTABLE: counts[UNLINTABLE]},
+                            findings_count=findings_count, reused=reused.num_rows, started_at=started,
+                            _load_reused=lambda: _load_verdicts(con, reused, oldest))
+        result.finished_at = datetime.now(timezone.utc)
+        if record:
+            result.lint_id = record_lint(con, result, fresh_ingest, all_rules=all_rules, oldest=oldest)
+    finally:
+        for name in registered:
+            con.unregister(name)
+    return result
+
+
+def _lint_fresh(con, chosen, scope_query: str | None) -> tuple[list[RunVerdict], list, int]:
+    """Run the rules over the runs ``scope_query`` selects (all runs when None)."""
+    if scope_query is not None and not con.execute(f"SELECT count(*) FROM ({scope_query}) AS s").fetchall()[0][0]:
+        return [], [], 0
+    with rules_mod.materialised(con, scope_query=scope_query):
+        where = "WHERE r.invocation_id IN (SELECT invocation_id FROM lint_scope)" if scope_query is not None else ""
         base = con.execute(_BASE_SQL.format(where=where), {"cycle_reason": CYCLE_REASON}).fetchall()
         # invocation_id -> ([codes], [messages]) in report order (rules run in rank order and
         # each rule's rows come sorted per run).
         reported: dict[str, tuple[list[str], list[str]]] = {}
         findings: dict[str, list[tuple[str, str]]] = {}
+        findings_count = 0
         for rule in chosen:
             columns, rows = rules_mod.run(con, rule)
             if not rows:
@@ -246,13 +342,14 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
                     entry[0].append(code)
                     entry[1].append(text)
             else:
+                findings_count += len(rows)
                 for row, text in zip(rows, texts):
                     findings.setdefault(row[0], []).append((code, text))
 
     verdicts: list[RunVerdict] = []
     failed: list[RunVerdict] = []
     passed_text: dict[tuple, str] = {}  # a passing run's text depends only on mode and counts
-    for invocation_id, lintable, reason, mode, n_retrieval, n_chat in base:
+    for invocation_id, lintable, reason, mode, n_retrieval, n_chat, _ in base:
         found = findings.get(invocation_id, [])
         if not lintable:
             verdicts.append(RunVerdict(invocation_id, UNLINTABLE, mode, 0, 0, [], [], found, None, reason))
@@ -270,12 +367,31 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
             failed.append(verdict)
     for verdict, text in zip(failed, render_many("lint/grounding.txt.j2", failed, "v")):
         verdict.summary = text[:-1]
+    return verdicts, [row[-1] for row in base], findings_count
 
-    result = LintResult(verdicts=verdicts, rules=chosen, ruleset_hash=rules_mod.ruleset_hash(chosen),
-                        started_at=started, finished_at=datetime.now(timezone.utc))
-    if record:
-        result.lint_id = record_lint(con, result, all_rules=len(chosen) == len(registry))
-    return result
+
+def _load_verdicts(con, reused: pa.Table, oldest: int) -> list[RunVerdict]:
+    """Read the verdicts (and their violations) a pass reused from earlier passes."""
+    con.register("lint_reused_load", reused)
+    try:
+        verdicts = {row[0]: RunVerdict(row[0], row[1], row[2], row[3], row[4], [], [], [], row[5], row[6])
+                    for row in con.execute(
+                        "SELECT v.invocation_id, v.status, v.mode, v.retrieval_count, v.chat_count, v.summary, v.reason"
+                        " FROM lint_verdicts v JOIN lint_reused_load r USING (lint_id, invocation_id)"
+                        " WHERE v.lint_id >= $oldest", {"oldest": oldest}).fetchall()}
+        for invocation_id, code, message in con.execute(
+                "SELECT m.invocation_id, m.code, m.message FROM lint_violations m"
+                " JOIN lint_reused_load r USING (lint_id, invocation_id) WHERE m.lint_id >= $oldest"
+                " ORDER BY m.invocation_id, m.seq", {"oldest": oldest}).fetchall():
+            verdict = verdicts[invocation_id]
+            if code.startswith("GW"):
+                verdict.findings.append((code, message))
+            else:
+                verdict.codes.append(code)
+                verdict.violations.append(message)
+    finally:
+        con.unregister("lint_reused_load")
+    return list(verdicts.values())
 
 
 # -------------------------------------------------------------------------------------- history
@@ -285,9 +401,14 @@ def _naive(moment: datetime) -> datetime:
     return moment.astimezone(timezone.utc).replace(tzinfo=None)
 
 
-def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules: bool) -> int:
-    """Append one lint pass to the history (lints, lint_verdicts, lint_violations); return its id."""
-    verdicts = result.verdicts
+def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, fresh_ingest: list, *, all_rules: bool,
+                oldest: int = 0) -> int:
+    """Append one lint pass to the history (lints, lint_verdicts, lint_violations); return its id.
+
+    Fresh verdicts are written from Arrow tables; reused ones are copied inside the warehouse
+    (the ``lint_reused`` relation registered by ``lint_warehouse``).
+    """
+    verdicts = result.fresh
     ids, seqs, codes, texts = [], [], [], []
     for v in verdicts:
         if not v.codes and not v.findings:
@@ -307,6 +428,7 @@ def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules
         "chat_count": pa.array([v.chat_count for v in verdicts], pa.int32()),
         "summary": pa.array([v.summary for v in verdicts], pa.string()),
         "reason": pa.array([v.reason for v in verdicts], pa.string()),
+        "ingest_id": pa.array(fresh_ingest, pa.int32()),
     })
     violation_table = pa.table({
         "invocation_id": pa.array(ids, pa.string()),
@@ -320,20 +442,35 @@ def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules
     try:
         con.execute("BEGIN TRANSACTION")
         try:
-            lint_id = con.execute("SELECT coalesce(max(lint_id), 0) + 1 FROM lints").fetchone()[0]
+            lint_id = con.execute("SELECT coalesce(max(lint_id), 0) + 1 FROM lints").fetchall()[0][0]
+            params = {"lint_id": lint_id}
+            reused_params = {"lint_id": lint_id, "oldest": oldest}
             con.execute(
                 "INSERT INTO lints (lint_id, kind, started_at, finished_at, ruleset_hash, rules, tool_version,"
                 " sources_path, runs_checked, runs_failed, all_rules) VALUES (?, 'lint', ?, ?, ?, ?, ?, NULL, ?, ?, ?)",
                 [lint_id, _naive(result.started_at), _naive(result.finished_at), result.ruleset_hash,
-                 ",".join(dict.fromkeys(r.code for r in result.rules)), __version__, len(verdicts),
+                 ",".join(dict.fromkeys(r.code for r in result.rules)), __version__, sum(counts.values()),
                  counts[FAILED] + counts[UNLINTABLE], all_rules])
             con.execute(
                 "INSERT INTO lint_verdicts (lint_id, invocation_id, status, passed, mode, retrieval_count,"
-                " chat_count, summary, reason) SELECT $lint_id, invocation_id, status, status = 'passed', mode,"
-                " retrieval_count, chat_count, summary, reason FROM lint_verdicts_new", {"lint_id": lint_id})
+                " chat_count, summary, reason, ingest_id, reused_from) SELECT $lint_id, invocation_id, status,"
+                " status = 'passed', mode, retrieval_count, chat_count, summary, reason, ingest_id, NULL"
+                " FROM lint_verdicts_new", params)
             con.execute(
                 "INSERT INTO lint_violations (lint_id, invocation_id, seq, code, message)"
-                " SELECT $lint_id, invocation_id, seq, code, message FROM lint_violations_new", {"lint_id": lint_id})
+                " SELECT $lint_id, invocation_id, seq, code, message FROM lint_violations_new", params)
+            if result.reused:
+                con.execute(
+                    "INSERT INTO lint_verdicts (lint_id, invocation_id, status, passed, mode, retrieval_count,"
+                    " chat_count, summary, reason, ingest_id, reused_from) SELECT $lint_id, v.invocation_id, v.status,"
+                    " v.passed, v.mode, v.retrieval_count, v.chat_count, v.summary, v.reason, v.ingest_id,"
+                    " coalesce(v.reused_from, v.lint_id) FROM lint_verdicts v JOIN lint_reused r USING (lint_id, invocation_id)"
+                    " WHERE v.lint_id >= $oldest", reused_params)
+                con.execute(
+                    "INSERT INTO lint_violations (lint_id, invocation_id, seq, code, message)"
+                    " SELECT $lint_id, m.invocation_id, m.seq, m.code, m.message"
+                    " FROM lint_violations m JOIN lint_reused r USING (lint_id, invocation_id)"
+                    " WHERE m.lint_id >= $oldest", reused_params)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")

@@ -60,7 +60,7 @@ import duckdb
 import pyarrow as pa
 
 from .errors import GroundworkError
-from .paths import RULES_DIR
+from .paths import RULES_DIR, TEMPLATES_DIR
 
 MODES = ("retrieval", "input_only", "none", "delegation")
 KINDS = ("rule", "finding", "source")
@@ -255,11 +255,17 @@ def select(rules: tuple[Rule, ...], codes: list[str] | None) -> tuple[Rule, ...]
     return tuple(r for r in rules if r.code in wanted)
 
 
-def ruleset_hash(rules: tuple[Rule, ...]) -> str:
-    """SHA-256 over the files of a rule set (stem and full text, in stem order)."""
+def ruleset_hash(rules: tuple[Rule, ...], extra: tuple[Path, ...] = ()) -> str:
+    """SHA-256 over the files of a rule set (stem and full text, in stem order), their message
+    templates when they exist, and any ``extra`` files (e.g. the grounding.txt template)."""
     digest = hashlib.sha256()
     for rule in sorted(rules, key=lambda r: r.stem):
         digest.update(rule.stem.encode() + b"\0" + rule.path.read_bytes() + b"\0")
+        template = TEMPLATES_DIR / rule.template
+        if template.is_file():
+            digest.update(template.read_bytes() + b"\0")
+    for path in extra:
+        digest.update(Path(path).read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -293,24 +299,30 @@ DERIVED = (
 
 
 @contextmanager
-def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None):
-    """Materialise the derived views as TEMP tables (restricted to ``runs`` when given).
+def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, *,
+                 scope_query: str | None = None):
+    """Materialise the derived views as TEMP tables, restricted to ``runs`` (a list of
+    invocation ids) or to the ids ``scope_query`` selects, when either is given.
 
     DuckDB resolves an unqualified name to the temp table before the main view, so while the
     context is active every rule (and every later derived view) reads the precomputed rows.
     """
     created: list[str] = []
     try:
+        scoped = runs is not None or scope_query is not None
         if runs is not None:
-            scope = pa.table({"invocation_id": pa.array(list(runs), pa.string())})
-            con.register("lint_scope_arrow", scope)
+            con.register("lint_scope_arrow", pa.table({"invocation_id": pa.array(list(runs), pa.string())}))
+            scope_query = "SELECT DISTINCT invocation_id FROM lint_scope_arrow"
+        if scoped:
             try:
-                con.execute("CREATE OR REPLACE TEMP TABLE lint_scope AS SELECT DISTINCT invocation_id FROM lint_scope_arrow")
+                con.execute(f"CREATE OR REPLACE TEMP TABLE lint_scope AS {scope_query}")
             finally:
-                con.unregister("lint_scope_arrow")
+                if runs is not None:
+                    con.unregister("lint_scope_arrow")
             created.append("lint_scope")
         for name in DERIVED:
-            where = " WHERE invocation_id IN (SELECT invocation_id FROM lint_scope)" if runs is not None else ""
+            # Every other derived view reads through lint_runs, so scoping it scopes them all.
+            where = " WHERE invocation_id IN (SELECT invocation_id FROM lint_scope)" if scoped and name == "lint_runs" else ""
             con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM main.{name}{where}")
             created.append(name)
         yield

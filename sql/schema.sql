@@ -719,6 +719,10 @@ COMMENT ON VIEW lint_citable IS 'The set `citable` of spec 6.1 (delegation mode)
 -- too, but only passes that applied every rule feed latest_lint / lint_diff / recorded_drift.
 ALTER TABLE lints ADD COLUMN IF NOT EXISTS all_rules BOOLEAN;
 COMMENT ON COLUMN lints.all_rules IS 'lint passes: true when every grounding rule was applied (no --rules selection); NULL for verify passes.';
+ALTER TABLE lint_verdicts ADD COLUMN IF NOT EXISTS ingest_id INTEGER;
+COMMENT ON COLUMN lint_verdicts.ingest_id IS 'runs.ingest_id of the run when it was judged: a later lint with the same rule set reuses the verdict while the run is not reloaded.';
+ALTER TABLE lint_verdicts ADD COLUMN IF NOT EXISTS reused_from INTEGER;
+COMMENT ON COLUMN lint_verdicts.reused_from IS 'The lint pass that computed this verdict when it was reused unchanged (run not reloaded, same rules, templates and tool version); NULL when computed by this pass.';
 
 CREATE OR REPLACE VIEW latest_lint AS
 WITH ranked AS (
@@ -729,7 +733,7 @@ WITH ranked AS (
     WHERE l.kind = 'lint' AND coalesce(l.all_rules, true)
 )
 SELECT lint_id, invocation_id, status, passed, mode, retrieval_count, chat_count, summary, reason,
-       linted_at, ruleset_hash, tool_version
+       linted_at, ruleset_hash, tool_version, ingest_id
 FROM ranked
 WHERE recency = 1;
 COMMENT ON VIEW latest_lint IS 'Today''s grounding verdict of every run: its verdict in the latest full lint pass (all rules) that judged it.';
@@ -745,6 +749,7 @@ COMMENT ON COLUMN latest_lint.reason IS 'Why the run is unlintable.';
 COMMENT ON COLUMN latest_lint.linted_at IS 'UTC start time of that lint pass.';
 COMMENT ON COLUMN latest_lint.ruleset_hash IS 'Rule set the verdict was computed with.';
 COMMENT ON COLUMN latest_lint.tool_version IS 'groundwork version that computed it.';
+COMMENT ON COLUMN latest_lint.ingest_id IS 'runs.ingest_id of the run when it was judged.';
 
 CREATE OR REPLACE VIEW lint_diff AS
 WITH ranked AS (

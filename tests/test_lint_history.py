@@ -7,6 +7,7 @@ import shutil
 
 import ingest
 from groundwork.lint import lint_warehouse
+from groundwork.paths import RULES_DIR
 from groundwork.warehouse import connect
 from tests.conftest import CORPUS
 
@@ -72,3 +73,46 @@ def test_record_false_leaves_the_history_alone():
     lint_warehouse(con, record=False)
     assert con.execute("SELECT (SELECT count(*) FROM lints) + (SELECT count(*) FROM lint_verdicts)").fetchone()[0] == 0
     assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE temporary").fetchone()[0] == 0
+
+
+def _rows(con, lint_id):
+    return con.execute("SELECT invocation_id, status, mode, retrieval_count, chat_count, summary, reason "
+                       "FROM lint_verdicts WHERE lint_id = ? ORDER BY 1", [lint_id]).fetchall()
+
+
+def _messages(con, lint_id):
+    return con.execute("SELECT invocation_id, seq, code, message FROM lint_violations WHERE lint_id = ? ORDER BY 1, 2",
+                       [lint_id]).fetchall()
+
+
+def test_relint_reuses_verdicts_of_unchanged_runs_and_gives_the_same_answer(tmp_path):
+    con = connect(":memory:")
+    ingest.ingest_archive(con, CORPUS / "runs")
+    first = lint_warehouse(con)
+    second = lint_warehouse(con)
+    delegating = con.execute("SELECT count(*) FROM runs WHERE delegation_count > 0").fetchall()[0][0]
+    assert delegating > 0 and second.reused == 99 - delegating  # runs that delegate are always re-linted
+    assert (second.counts, second.exit_code, second.findings_count) == (first.counts, first.exit_code, first.findings_count)
+    assert [v.report() | {"summary": v.summary} for v in second.verdicts] == \
+        [v.report() | {"summary": v.summary} for v in first.verdicts]
+    assert _rows(con, second.lint_id) == _rows(con, first.lint_id)
+    assert _messages(con, second.lint_id) == _messages(con, first.lint_id)
+    sources = dict(con.execute("SELECT reused_from, count(*) FROM lint_verdicts WHERE lint_id = ? GROUP BY 1",
+                               [second.lint_id]).fetchall())
+    assert sources == {first.lint_id: 99 - delegating, None: delegating}
+
+    third = lint_warehouse(con, reuse=False)
+    assert third.reused == 0 and _rows(con, third.lint_id) == _rows(con, first.lint_id)
+
+
+def test_changed_rules_are_never_answered_from_old_verdicts(tmp_path):
+    con = connect(":memory:")
+    ingest.ingest_archive(con, CORPUS / "runs")
+    lint_warehouse(con)
+    rules_dir = tmp_path / "rules"
+    shutil.copytree(RULES_DIR, rules_dir)
+    g1 = rules_dir / "G1.sql"
+    g1.write_text(g1.read_text(encoding="utf-8") + "\n-- edited\n", encoding="utf-8")
+    again = lint_warehouse(con, rules_dir=rules_dir)
+    assert again.reused == 0
+    assert again.ruleset_hash != con.execute("SELECT ruleset_hash FROM lints WHERE lint_id = 1").fetchall()[0][0]

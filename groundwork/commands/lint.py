@@ -122,6 +122,7 @@ def register(app: typer.Typer) -> None:
         out: str = typer.Option(None, "--out", help="Also write DIR/<invocation_id>/grounding.txt for every linted run."),
         show_passed: bool = typer.Option(False, "--show-passed", help="text format: print passing runs too."),
         no_record: bool = typer.Option(False, "--no-record", help="Do not append this pass to the warehouse's lint history."),
+        relint_all: bool = typer.Option(False, "--all", help="Re-lint every run, even those unchanged since their last lint with the same rules."),
     ) -> None:
         """Lint every run (grounding rules G0, E1, G1-G4, R1-R3, N1, D1-D3 as SQL) exactly as the workbench does.
 
@@ -138,11 +139,12 @@ def register(app: typer.Typer) -> None:
 
         con = connect(warehouse, create=False)
         try:
-            result = lint_warehouse(con, codes=_codes(rules), runs=run or None, record=not no_record)
+            result = lint_warehouse(con, codes=_codes(rules), runs=run or None, record=not no_record,
+                                    reuse=not relint_all)
+            write_outputs(result, out)  # reads reused verdicts from the warehouse: keep it open
+            print_result(result, fmt, show_passed=show_passed)
         finally:
             con.close()
-        write_outputs(result, out)
-        print_result(result, fmt, show_passed=show_passed)
         if fmt is not LintFormat.text:
             print(result.totals_line(), file=sys.stderr)
         raise typer.Exit(result.exit_code)
