@@ -33,8 +33,10 @@ def _escape_char(cp: int) -> str:
 def visible(value, keep_newlines: bool = False) -> str:
     """str(value) with every non-printable character replaced by a visible escape."""
     s = "None" if value is None else str(value)
-    if s.isascii() and s.isprintable():
+    if s.isprintable():   # fast path (no control, format, separator or unassigned character)
         return s
+    if keep_newlines and "\n" in s:
+        return "\n".join(visible(part) for part in s.split("\n"))
     out = []
     for ch in s:
         cp = ord(ch)
@@ -103,25 +105,32 @@ def slug(invocation_id: str) -> str:
     return "x-" + hashlib.sha256(s.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
-def _finalize(value):
-    """Jinja ``finalize`` for HTML: every printed plain string goes through ``visible`` (markup
-    built by the templates themselves, e.g. macro output, is left alone)."""
-    if isinstance(value, str) and not hasattr(value, "__html__"):
-        return visible(value, keep_newlines=True)
-    return value
+def _finalizer(limit: int | None):
+    def finalize(value):
+        """Every printed plain string goes through ``visible`` (and is cut at ``limit``); markup
+        built by the templates themselves (macro output) is left alone."""
+        if isinstance(value, str) and not hasattr(value, "__html__"):
+            s = visible(value, keep_newlines=True)
+            if limit is not None and len(s) > limit:
+                s = s[:limit] + f"… [{len(s) - limit} more characters]"
+            return s
+        return value
+
+    return finalize
 
 
-@lru_cache(maxsize=1)
-def html_environment():
-    """The project's Jinja environment with ``finalize=_finalize``: run-controlled strings are
-    shown visibly without copying the data first (the run pages are rendered thousands at a time)."""
+@lru_cache(maxsize=4)
+def html_environment(limit: int | None = None):
+    """The project's Jinja environment with a ``finalize`` that shows run-controlled strings
+    visibly (and cut at ``limit``) without copying the data first: pages are rendered thousands
+    at a time."""
     from .render import environment
 
-    return environment().overlay(finalize=_finalize)
+    return environment().overlay(finalize=_finalizer(limit))
 
 
-def render_html(template: str, **context) -> str:
-    return html_environment().get_template(template).render(**context)
+def render_html(template: str, limit: int | None = None, **context) -> str:
+    return html_environment(limit).get_template(template).render(**context)
 
 
 def register(env) -> None:

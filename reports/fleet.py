@@ -13,7 +13,7 @@ import orjson
 
 from . import data
 from .charts import stacked_bars
-from .filters import slug, visible_all
+from .filters import render_html, slug
 from .render import render
 
 TOP = 100           # rows per bounded table in the fleet report
@@ -85,22 +85,22 @@ def write(out: Path, d: dict, *, page_size: int = PAGE_SIZE, con=None) -> list[P
     written = []
     n_failing = d["totals"]["runs_failing"]
     pages = max(1, -(-n_failing // page_size))
-    shown = visible_all(d, limit=MAX_STRING)
-    html = render("fleet.html", d=shown, charts=_charts(d), pages=pages, root="")
+    html = render_html("fleet.html", limit=MAX_STRING, d=d, charts=_charts(d), pages=pages, root="")
     written.append(_write_text(out / "fleet.html", html))
     written.append(_write_text(out / "summary.md", render("summary.md", d=d, pages=pages)))
     written.append(_write_bytes(out / "summary.json", orjson.dumps(json_summary(d), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"))
     fdir = out / "failing"
     fdir.mkdir(exist_ok=True)
     keep = set()
+    everything = data.failing_runs(con) if con is not None else []
+    for r in _with_slugs(everything):
+        r["has_page"] = True
     for i in range(pages):
-        rows = _with_slugs(data.failing_runs(con, page_size, i * page_size)) if con is not None else []
-        for r in rows:
-            r["has_page"] = True
+        rows = everything[i * page_size:(i + 1) * page_size]
         name = f"page-{i + 1}.html"
         keep.add(name)
-        html = render("failing.html", d=visible_all({"meta": d["meta"], "rows": rows}, limit=MAX_STRING), page=i + 1, pages=pages,
-                      total=n_failing, page_size=page_size, root="../")
+        html = render_html("failing.html", limit=MAX_STRING, d={"meta": d["meta"], "rows": rows}, page=i + 1, pages=pages,
+                           total=n_failing, page_size=page_size, root="../")
         written.append(_write_text(fdir / name, html))
     for old in fdir.glob("page-*.html"):
         if old.name not in keep:

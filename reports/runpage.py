@@ -304,7 +304,8 @@ def timeline(spans: list[dict], messages: list[str]) -> dict:
         if detail is not None:
             label += " " + _short(detail, 40)
         if not s["in_tree"]:
-            label += " (outside the tree)"
+            label = _short(label, 36) + " (outside the tree)"
+        label = _short(label, 54)   # the label column is 380 px of 11.5 px monospace
         bar = None
         if s["start_time"] is not None and s["end_time"] is not None and t0 is not None:
             a = (s["start_time"] - t0).total_seconds() * 1e6
