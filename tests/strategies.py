@@ -849,15 +849,44 @@ def corpus_mutation(draw, inv: str) -> RunFiles:
                           "request.json": dump_envelope(request)})
 
 
+@st.composite
+def byte_mutation(draw, inv: str) -> RunFiles:
+    """A run whose spans.jsonl or envelope.json had a few bytes changed: mostly a digit (valid
+    JSON, different times / ids / hashes / years), sometimes any byte (invalid UTF-8 or JSON)."""
+    run = draw(st.one_of(generated_run(inv), corpus_mutation(inv)))
+    name = draw(st.sampled_from(["spans.jsonl", "envelope.json"]))
+    data = bytearray(run.files[name])
+    for _ in range(draw(st.integers(1, 3))):
+        if not data:
+            break
+        op = draw(st.sampled_from(["digit"] * 4 + ["byte", "insert", "delete"]))
+        pos = draw(st.integers(0, len(data) - 1))
+        if op == "digit":
+            digits = [i for i, b in enumerate(data) if 48 <= b <= 57]
+            if digits:
+                data[digits[pos % len(digits)]] = draw(st.integers(48, 57))
+        elif op == "byte":
+            data[pos] = draw(st.integers(0, 255))
+        elif op == "insert":
+            data[pos:pos] = draw(st.sampled_from([b" ", b"\n", b"\r", b",", b"\"", b"\x85", b"\xe2\x80\xa8", b"\x00"]))
+        else:
+            del data[pos]
+    return RunFiles(inv, dict(run.files, **{name: bytes(data)}))
+
+
 # ----------------------------------------------------------------------------- batches
 
 
 @st.composite
-def archives(draw, min_runs: int = 1, max_runs: int = 25) -> list[RunFiles]:
-    """A batch of run folders with distinct names, mixing generated runs and corpus mutations."""
+def archives(draw, min_runs: int = 1, max_runs: int = 25, hostile_bytes: bool = False) -> list[RunFiles]:
+    """A batch of run folders with distinct names, mixing generated runs and corpus mutations
+    (and, with ``hostile_bytes``, byte-level mutations of either)."""
     n = draw(st.integers(min_runs, max_runs))
     runs = []
     for i in range(n):
         inv = uuid7(i)
-        runs.append(draw(st.one_of(generated_run(inv), generated_run(inv), corpus_mutation(inv))))
+        kinds = [generated_run(inv), generated_run(inv), corpus_mutation(inv)]
+        if hostile_bytes:
+            kinds.append(byte_mutation(inv))
+        runs.append(draw(st.one_of(*kinds)))
     return runs
