@@ -1,0 +1,89 @@
+"""Measure `lint_warehouse` on a ~100,000-run warehouse against the reference linter (not a test).
+
+    .venv/bin/python tests/bench_lint.py [WAREHOUSE] [COPIES]
+
+Builds WAREHOUSE (default /tmp/groundwork-bench-lint.duckdb) once: the corpus ingested, then every
+run's rows copied COPIES times (default 1011, i.e. 100,089 runs) under new invocation ids with
+INSERT ... SELECT. Prints wall and CPU time of a full lint (every run through the rules), of a
+re-lint (runs unchanged since the last full lint reuse their verdicts), and the reference
+linter's runs per second looping over the corpus run folders in one process (files read and
+parsed each time, as `workbench lint` would).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import ingest  # noqa: E402
+from groundwork.lint import lint_warehouse  # noqa: E402
+from groundwork.warehouse import connect  # noqa: E402
+from tests.reference import linter as ref  # noqa: E402
+
+CORPUS_RUNS = ROOT / "tests" / "fixtures" / "corpus" / "runs"
+RUN_TABLES = ("spans", "payload_refs", "evidence", "delegations", "runs")
+
+
+def build(path: str, copies: int) -> None:
+    con = connect(path)
+    ingest.ingest_archive(con, CORPUS_RUNS)
+    con.execute("CREATE TEMP TABLE copy_no AS SELECT range AS k FROM range(1, $n)", {"n": copies})
+    con.execute("CREATE TEMP TABLE originals AS SELECT invocation_id FROM runs")
+    for table in RUN_TABLES:
+        cols = [r[0] for r in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND schema_name = 'main' "
+            "ORDER BY column_index", [table]).fetchall()]
+        select = ", ".join("t.invocation_id || '-' || CAST(c.k AS VARCHAR)" if col == "invocation_id" else f"t.{col}"
+                           for col in cols)
+        con.execute(f"INSERT INTO {table} SELECT {select} FROM {table} t, copy_no c "
+                    "WHERE t.invocation_id IN (SELECT invocation_id FROM originals)")
+    con.execute("CHECKPOINT")
+    con.close()
+
+
+def timed(label: str, con, **kwargs):
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = lint_warehouse(con, **kwargs)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    print(f"{label:40s} {wall:6.2f} s wall {cpu:6.2f} s cpu  {result.totals_line()}")
+    return result
+
+
+def reference_rate(rounds: int = 20) -> tuple[float, float]:
+    """Runs per second of wall and of CPU time."""
+    folders = [p for p in sorted(CORPUS_RUNS.iterdir()) if p.is_dir()]
+    n, start, cpu = 0, time.perf_counter(), time.process_time()
+    for _ in range(rounds):
+        for folder in folders:
+            try:
+                ref.summary(ref.lint_files(folder / "spans.jsonl", folder / "envelope.json"))
+            except ref.Unlintable:
+                pass
+            n += 1
+    return n / (time.perf_counter() - start), n / (time.process_time() - cpu)
+
+
+def main() -> None:
+    path = sys.argv[1] if len(sys.argv) > 1 else "/tmp/groundwork-bench-lint.duckdb"
+    copies = int(sys.argv[2]) if len(sys.argv) > 2 else 1011
+    if not os.path.exists(path):
+        build(path, copies)
+    con = connect(path)
+    runs = con.execute("SELECT count(*) FROM runs").fetchall()[0][0]
+    print(f"{runs} runs, load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    full = timed("full lint (reuse=False, recorded)", con, reuse=False)
+    timed("re-lint (unchanged runs reused, recorded)", con)
+    rate, cpu_rate = reference_rate()
+    print(f"reference linter: {rate:,.0f} runs/s wall, {cpu_rate:,.0f} runs/s cpu -> "
+          f"{runs / rate:.1f} s wall, {runs / cpu_rate:.1f} s cpu for {runs} runs")
+    con.close()
+    assert full.counts["passed"] + full.counts["failed"] + full.counts["unlintable"] == runs
+
+
+if __name__ == "__main__":
+    main()
