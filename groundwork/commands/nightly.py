@@ -8,6 +8,8 @@ done. Prints where the reports are.
 
 from __future__ import annotations
 
+import sys
+import time
 from typing import Optional
 
 import typer
@@ -16,8 +18,26 @@ from ..nightly import DEFAULT_OUT
 from ..warehouse import DEFAULT_PATH
 
 
-def _progress(message: str) -> None:
-    typer.echo(message, err=True)
+class _Progress:
+    """Ingest progress on stderr, only for a terminal (cron and systemd logs stay clean)."""
+
+    def __init__(self) -> None:
+        self.total = None
+        self.last = 0.0
+
+    def __call__(self, done, total=None) -> None:
+        if total is not None:
+            self.total = total
+        now = time.monotonic()
+        if now - self.last >= 0.5 or (self.total and done >= self.total):
+            self.last = now
+            of = f"/{self.total}" if self.total else ""
+            sys.stderr.write(f"\ringest: {done}{of} run folders")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.last:
+            sys.stderr.write("\n")
 
 
 def register(app: typer.Typer) -> None:
@@ -35,7 +55,12 @@ def register(app: typer.Typer) -> None:
         """
         from ..nightly import run_nightly
 
-        result = run_nightly(runs_dir, warehouse=warehouse, sources=sources, out=out)
+        progress = _Progress() if sys.stderr.isatty() else None
+        try:
+            result = run_nightly(runs_dir, warehouse=warehouse, sources=sources, out=out, progress=progress)
+        finally:
+            if progress is not None:
+                progress.close()
         t = result.totals
         r = result.reports
         ing = result.ingest
