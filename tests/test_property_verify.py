@@ -14,9 +14,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 
-from tests.property_support import Verdict, disagreements, reference_verify
+from tests.property_support import Verdict, describe, disagreements, reference_verify, writable
 from tests.reference import sources as refsrc
 from tests.strategies import archives, write_archive, write_sources
 
@@ -79,3 +79,24 @@ def test_snapshot_ref_is_printed_as_the_raw_value(tmp_path):
     assert " does not match 5, where " in expected.violations[1]
     actual = sql_verify(write_archive([run], tmp_path / "runs"), sources_yaml)
     assert actual[run.name] == expected
+
+
+@settings(max_examples=max(3, settings.default.max_examples // 4))
+@given(runs=archives(max_runs=3))
+def test_drop_in_verify_agrees_with_reference(runs, tmp_path_factory):
+    """`groundwork verify ENVELOPE --sources FILE` path (verify.verify_envelope) on single envelopes."""
+    from groundwork.errors import GroundworkError
+
+    tmp = tmp_path_factory.mktemp("verify")
+    sources_yaml = write_sources(tmp / "sources")
+    copies = refsrc.load_sources(sources_yaml)
+    root = write_archive(runs, tmp / "runs")
+    for run in runs:
+        want = writable(reference_verify(run, copies))
+        try:
+            verdict = verify.verify_envelope(root / run.name / "envelope.json", sources_yaml).runs[0]
+            got = Verdict(verdict.status, violations=tuple(verdict.violations), summary=verdict.summary,
+                          verified=verdict.verified, unresolved=tuple(verdict.unresolved))
+        except GroundworkError:
+            got = Verdict("unverifiable")
+        assert got == want, describe(run, want, got)
