@@ -140,3 +140,12 @@ def test_runs_the_workbench_cannot_lint_are_reported_as_unlintable_never_passed(
     out = runner.invoke(app, ["lint", "-w", str(path), "--out", str(tmp_path / "out"), "--no-record"])
     assert f"run {source}: unlintable: " in out.stdout
     assert not (tmp_path / "out" / source / "grounding.txt").exists()
+
+
+def test_relint_reports_unchanged_runs_and_all_recomputes(warehouse):
+    first = runner.invoke(app, ["lint", "-w", str(warehouse), "-f", "jsonl"])
+    again = runner.invoke(app, ["lint", "-w", str(warehouse), "-f", "jsonl"])
+    everything = runner.invoke(app, ["lint", "-w", str(warehouse), "-f", "jsonl", "--all"])
+    assert first.stdout == again.stdout == everything.stdout
+    assert "unchanged since their last lint" in again.stderr
+    assert "unchanged" not in everything.stderr

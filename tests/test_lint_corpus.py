@@ -83,3 +83,22 @@ def test_real_archive_drift_is_explained_by_withholding(tmp_path):
     assert drift, "withheld runs lose payload/evidence violations when re-linted from the stored files"
     assert set(drift.values()) == {"withheld"}
     assert all(EXPECTED[i]["withheld_by_conductor"] for i in drift)
+
+
+def test_drift_classes_for_older_rules_and_for_a_recorded_pass(tmp_path):
+    by_scenario = {d["scenario"]: i for i, d in EXPECTED.items()}
+    e1 = by_scenario["violation/E1/content-altered-hash-kept"]
+    n1 = by_scenario["violation/N1/none-calls-a-model"]
+    runs = tmp_path / "runs"
+    for i in (e1, n1):
+        shutil.copytree(CORPUS / "runs" / i, runs / i)
+    # A workbench before E1 existed passed the E1 run; someone's copy recorded a pass for N1.
+    (runs / e1 / "grounding.txt").write_text("grounding: passed [retrieval] (1 retrieval, 0 chat spans)\n", encoding="utf-8")
+    (runs / n1 / "grounding.txt").write_text("grounding: passed [none] (0 retrieval, 1 chat spans)\n", encoding="utf-8")
+    con = connect(":memory:")
+    ingest.ingest_archive(con, runs)
+    lint_warehouse(con)
+    drift = con.execute("SELECT invocation_id, drift, today_grounding FROM recorded_drift ORDER BY 1").fetchall()
+    con.close()
+    assert drift == sorted([(e1, "rules_changed", EXPECTED[e1]["grounding_txt"]),
+                            (n1, "recorded_pass_fails_today", EXPECTED[n1]["grounding_txt"])])
