@@ -13,6 +13,7 @@ lint pass (and one verify pass) to the append-only history; a nightly that could
 from __future__ import annotations
 
 import datetime as dt
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +52,13 @@ def _check_inputs(runs_dir: Path, sources: Path | None, out: Path) -> None:
         raise GroundworkError(f"--out {out} exists and is not a directory")
     if runs_dir.resolve() == out.resolve() or runs_dir.resolve() in out.resolve().parents:
         raise GroundworkError(f"--out {out} is inside the archive {runs_dir}; reports are never written into the archive")
+    # Fail before a long ingest, not after it.
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GroundworkError(f"cannot create the report directory {out}: {exc.strerror or exc}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise GroundworkError(f"the report directory {out} is not writable")
 
 
 def previous_nightly(con, before: int) -> tuple | None:
@@ -151,7 +159,10 @@ def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_O
                  totals["runs_failing"], totals["new_failing"], totals["resolved"], totals["still_failing"], nid],
             )
             t = time.perf_counter()
-            reports = build_reports(con, out, p, meta, state_ready=True)
+            try:
+                reports = build_reports(con, out, p, meta, state_ready=True)
+            except OSError as exc:
+                raise GroundworkError(f"cannot write the reports to {out}: {exc.strerror or exc}") from None
             seconds["reports"] = time.perf_counter() - t
             status = 1 if reports.totals["new_failing"] else 0
             con.execute("UPDATE nightlies SET finished_at = ?, exit_status = ? WHERE nightly_id = ?", [_utcnow(), status, nid])

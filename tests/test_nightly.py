@@ -176,7 +176,7 @@ def test_without_sources_the_source_check_is_skipped(tmp_path):
     assert not list((tmp_path / "out" / "runs").glob("*/sources.txt"))
 
 
-@pytest.mark.parametrize("case", ["missing-runs-dir", "out-inside-archive", "missing-sources"])
+@pytest.mark.parametrize("case", ["missing-runs-dir", "out-inside-archive", "missing-sources", "out-is-a-file"])
 def test_jobs_that_cannot_be_done_exit_2_with_one_line(tmp_path, case):
     runs = tmp_path / "runs"
     runs.mkdir()
@@ -185,6 +185,9 @@ def test_jobs_that_cannot_be_done_exit_2_with_one_line(tmp_path, case):
         args[0] = str(tmp_path / "nope")
     elif case == "out-inside-archive":
         args[4] = str(runs / "reports")
+    elif case == "out-is-a-file":
+        (tmp_path / "file").write_text("x")
+        args[4] = str(tmp_path / "file" / "reports")
     else:
         args += ["--sources", str(tmp_path / "nope.yaml")]
     env = dict(os.environ, GROUNDWORK_DEBUG="")
