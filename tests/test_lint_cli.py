@@ -149,3 +149,17 @@ def test_relint_reports_unchanged_runs_and_all_recomputes(warehouse):
     assert first.stdout == again.stdout == everything.stdout
     assert "unchanged since their last lint" in again.stderr
     assert "unchanged" not in everything.stderr
+
+
+def test_out_refuses_to_write_into_the_ingested_archive(tmp_path):
+    runs = tmp_path / "runs"
+    source = BY_SCENARIO["pass/none/record"]
+    shutil.copytree(CORPUS / "runs" / source, runs / source)
+    path = tmp_path / "w.duckdb"
+    con = connect(path)
+    ingest.ingest_archive(con, runs)
+    con.close()
+    before = (runs / source / "grounding.txt").read_bytes()
+    done = gw("lint", "-w", path, "--out", runs)
+    assert done.returncode == 2 and "inside the ingested archive" in done.stderr
+    assert (runs / source / "grounding.txt").read_bytes() == before

@@ -103,6 +103,15 @@ def lint_files(spans: str, envelope: str) -> int:
     return 0 if verdict.passed else 1
 
 
+def _refuse_archive(con, out: str) -> None:
+    """--out never writes into an archive that was ingested (its grounding.txt files are evidence)."""
+    target = Path(out).resolve()
+    for (runs_dir,) in con.execute("SELECT DISTINCT runs_dir FROM ingests WHERE runs_dir IS NOT NULL").fetchall():
+        root = Path(runs_dir).resolve()
+        if target == root or root in target.parents:
+            raise GroundworkError(f"--out {out} is inside the ingested archive {runs_dir}; choose a directory outside it")
+
+
 def _codes(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
@@ -139,6 +148,8 @@ def register(app: typer.Typer) -> None:
 
         con = connect(warehouse, create=False)
         try:
+            if out:
+                _refuse_archive(con, out)
             result = lint_warehouse(con, codes=_codes(rules), runs=run or None, record=not no_record,
                                     reuse=not relint_all)
             write_outputs(result, out)  # reads reused verdicts from the warehouse: keep it open
