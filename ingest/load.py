@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import queue
+import re
 import signal
 import sys
 import threading
@@ -358,8 +359,6 @@ class _Loader:
                     [ingest_id, self.root_real, _now(), tool_version])
         con.execute("COMMIT")
         con.execute("CREATE OR REPLACE TEMP TABLE _gw_seen (invocation_id VARCHAR)")
-        con.execute("CREATE OR REPLACE TEMP TABLE _gw_index (" + ", ".join(
-            f"{n} {_duck(t)}" for n, t in COLUMNS["invocation_index"]) + ")")
         self.ingest_id = ingest_id
         self.any_runs = con.execute("SELECT count(*) FROM runs").fetchall()[0][0] > 0
         self.writer = _Writer(con)
@@ -431,7 +430,7 @@ class _Loader:
             return False, row
         return True, (st.st_size, st.st_mtime_ns)
 
-    def finish(self, result: IngestResult, index_state, schema_state) -> None:
+    def finish(self, result: IngestResult, schema_state) -> None:
         con = self.con
         archive_rows = issue_rows(self.archive_issues, self.ingest_id, None)
         archive_rows += [(self.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in self.index_issues]
@@ -456,12 +455,7 @@ class _Loader:
                 GROUP BY p.invocation_id, p.run_path, p.envelope_invocation_id
             """).fetchall()]
             self._replace_derived_issues(archive_rows, result)
-            if index_state is not None:
-                con.execute("DELETE FROM invocation_index")
-                con.execute(f"INSERT INTO invocation_index ({column_list('invocation_index')}) "
-                            f"SELECT {column_list('invocation_index')} FROM _gw_index")
-                self._set_archive_file(INDEX_FILE, index_state)
-            elif index_state is None and self.index_missing:
+            if self.index_missing:
                 con.execute("DELETE FROM invocation_index")
                 con.execute("DELETE FROM archive_files WHERE path = ?", [INDEX_FILE])
             if schema_state is not None:
@@ -483,7 +477,6 @@ class _Loader:
             _rollback(con)
             raise
         con.execute("DROP TABLE IF EXISTS _gw_seen")
-        con.execute("DROP TABLE IF EXISTS _gw_index")
 
     def _replace_derived_issues(self, rows: list[tuple], result: IngestResult) -> None:
         """Issues of the archive root, of rejected folders and duplicate ids: replace by diff, so
@@ -504,16 +497,6 @@ class _Loader:
                         f"(SELECT 1 FROM ingest_issues i WHERE {key})")
             result.issues_new += added
         _with_table(con, "_gw_new", new, apply)
-
-    def _set_archive_file(self, rel: str, state: tuple) -> None:
-        self.con.execute("DELETE FROM archive_files WHERE path = ?", [rel])
-        self.con.execute("INSERT INTO archive_files (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",
-                         [rel, *state])
-
-
-def _duck(t: pa.DataType) -> str:
-    return {pa.string(): "VARCHAR", pa.int32(): "INTEGER", pa.int64(): "BIGINT", pa.bool_(): "BOOLEAN",
-            pa.timestamp("us"): "TIMESTAMP"}[t]
 
 
 def _with_table(con, name: str, tbl: pa.Table, fn):
@@ -575,6 +558,46 @@ def ingest_archive(con: duckdb.DuckDBPyConnection, runs_dir, *, progress=None, w
     except OSError as exc:
         raise GroundworkError(f"cannot list {runs_dir}: {exc.strerror or exc}") from None
     t0 = time.monotonic()
+    with _bounded_memory(con):
+        return _ingest(con, root, t0, progress, workers, rehash, batch_runs)
+
+
+MEMORY_LIMIT = "256MB"  # DuckDB's buffer during an ingest: it caches what it writes, so without a
+                        # bound the process would grow with the archive (default: 80% of RAM)
+_UNITS = {"": 1, "b": 1, "bytes": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
+          "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
+
+
+def _size_bytes(text: str) -> float | None:
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]*)\s*", text or "")
+    if not m or m.group(2).lower() not in _UNITS:
+        return None
+    return float(m.group(1)) * _UNITS[m.group(2).lower()]
+
+
+@contextmanager
+def _bounded_memory(con):
+    """Lower DuckDB's memory_limit for the ingest (never raise it), restore it afterwards."""
+    limit = os.environ.get("GROUNDWORK_INGEST_MEMORY", MEMORY_LIMIT)
+    try:
+        previous = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    except duckdb.Error:
+        previous = None
+    prev_b, new_b = _size_bytes(previous), _size_bytes(limit)
+    lower = prev_b is not None and new_b is not None and new_b < prev_b
+    if lower:
+        con.execute(f"SET memory_limit = '{limit}'")
+    try:
+        yield
+    finally:
+        if lower:
+            try:
+                con.execute(f"SET memory_limit = '{previous}'")
+            except duckdb.Error:
+                pass
+
+
+def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs) -> IngestResult:
     loader = _Loader(con, root, progress, _default_workers() if workers is None else workers, rehash, batch_runs)
     loader.t0 = t0
     ingest_id = loader.start()
@@ -618,9 +641,9 @@ def ingest_archive(con: duckdb.DuckDBPyConnection, runs_dir, *, progress=None, w
                 loader.take(res, result)
             loader.flush(result)
             loader.close_writer(result)
-            index_state = _load_index(loader, pool, index_present)
+            _load_index(loader, pool, index_present)
         schema_state = _load_schemas(loader, schemas_present)
-        loader.finish(result, index_state, schema_state)
+        loader.finish(result, schema_state)
     finally:
         if loader.writer is not None:  # an error above: stop the writer before leaving
             try:
@@ -634,7 +657,7 @@ def ingest_archive(con: duckdb.DuckDBPyConnection, runs_dir, *, progress=None, w
 
 
 def _load_index(loader: _Loader, pool: _Pool, present: bool):
-    """Parse runs/invocations.jsonl into the staging table if it changed; return its fingerprint."""
+    """Replace invocation_index by runs/invocations.jsonl when the file changed (one transaction)."""
     loader.index_missing = not present
     path = os.path.join(loader.root, INDEX_FILE)
     if not present:
@@ -648,48 +671,64 @@ def _load_index(loader: _Loader, pool: _Pool, present: bool):
             "SELECT path, line, kind, message FROM ingest_issues WHERE invocation_id IS NULL AND path = ?",
             [INDEX_FILE]).fetchall()]
         return None
+    con = loader.con
     h = hashlib.sha256()
-    size = 0
+    cols = column_list("invocation_index")
+    # one transaction: the index rows, their fingerprint and their issues land together or not at all
+    con.execute("BEGIN")
     try:
-        st = os.stat(path)
-        with open(path, "rb") as fh:
-            def blocks():
-                buf = []
-                for line_no, raw in enumerate(_lines(fh, h), 1):
-                    if len(raw) > 16 * 1024 * 1024:
-                        loader.index_issues.append((INDEX_FILE, line_no, K.LINE_TOO_LONG, f"line is {len(raw)} bytes, over 16 MiB"))
-                    buf.append((line_no, raw))
-                    if len(buf) >= INDEX_LINES:
+        con.execute("DELETE FROM invocation_index")
+        try:
+            st = os.stat(path)
+            with open(path, "rb") as fh:
+                def blocks():
+                    buf = []
+                    for line_no, raw in enumerate(_lines(fh, h), 1):
+                        if len(raw) > 16 * 1024 * 1024:
+                            loader.index_issues.append((INDEX_FILE, line_no, K.LINE_TOO_LONG,
+                                                        f"line is {len(raw)} bytes, over 16 MiB"))
+                        buf.append((line_no, raw))
+                        if len(buf) >= INDEX_LINES:
+                            yield buf
+                            buf = []
+                    if buf:
                         yield buf
-                        buf = []
-                if buf:
-                    yield buf
 
-            def take(res):
-                rows, problems = res
-                loader.index_issues.extend(problems)
-                if rows:
-                    tbl = to_arrow("invocation_index", rows)
-                    _with_table(loader.con, "_gw_rows", tbl, lambda: loader.con.execute(
-                        f"INSERT INTO _gw_index SELECT {column_list('invocation_index')} FROM _gw_rows"))
+                def take(res):
+                    rows, problems = res
+                    loader.index_issues.extend(problems)
+                    if rows:
+                        _insert(con, "invocation_index", to_arrow("invocation_index", rows))
 
-            for block in blocks():
-                size += sum(len(r) for _, r in block)
-                for res in pool.submit(process_index_lines, block):
+                for block in blocks():
+                    for res in pool.submit(process_index_lines, block):
+                        take(res)
+                for res in pool.drain():
                     take(res)
-            for res in pool.drain():
-                take(res)
-    except OSError as exc:
-        loader.index_issues.append((INDEX_FILE, None, K.UNREADABLE, f"cannot read: {exc.strerror or exc}"))
-        return None
-    # the same invocation id on two lines (in SQL: memory stays flat however long the index is)
-    loader.index_issues.extend((INDEX_FILE, line, K.DUPLICATE_ID, f"invocation_id {inv} already indexed on line {first}")
-                               for line, inv, first in loader.con.execute("""
-        SELECT line_no, invocation_id, first FROM (
-            SELECT line_no, invocation_id, min(line_no) OVER (PARTITION BY invocation_id) AS first FROM _gw_index
-            WHERE invocation_id IS NOT NULL)
-        WHERE line_no > first ORDER BY line_no""").fetchall())
-    return (st.st_size, st.st_mtime_ns, h.hexdigest())
+        except OSError as exc:
+            loader.index_issues.append((INDEX_FILE, None, K.UNREADABLE, f"cannot read: {exc.strerror or exc}"))
+            st = None
+        # the same invocation id on two lines (in SQL: memory stays flat however long the index is)
+        loader.index_issues.extend(
+            (INDEX_FILE, line, K.DUPLICATE_ID, f"invocation_id {inv} already indexed on line {first}")
+            for line, inv, first in con.execute(f"""
+                SELECT line_no, invocation_id, first FROM (
+                    SELECT line_no, invocation_id, min(line_no) OVER (PARTITION BY invocation_id) AS first
+                    FROM invocation_index WHERE invocation_id IS NOT NULL)
+                WHERE line_no > first ORDER BY line_no""").fetchall())
+        con.execute("DELETE FROM archive_files WHERE path = ?", [INDEX_FILE])
+        if st is not None:
+            con.execute("INSERT INTO archive_files (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",
+                        [INDEX_FILE, st.st_size, st.st_mtime_ns, h.hexdigest()])
+        con.execute("DELETE FROM ingest_issues WHERE invocation_id IS NULL AND path = ?", [INDEX_FILE])
+        _insert(con, "ingest_issues", to_arrow("ingest_issues", [
+            (loader.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in loader.index_issues]))
+        _crash_point("index-before-commit")
+        con.execute("COMMIT")
+    except BaseException:
+        _rollback(con)
+        raise
+    return None
 
 
 def _lines(fh, h):

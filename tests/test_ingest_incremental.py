@@ -120,6 +120,24 @@ def test_rehash_catches_edits_that_keep_size_and_mtime(tmp_path):
     assert run_row(con, inv)["recorded_grounding"].startswith("grounding: PASSED")
 
 
+def test_memory_limit_is_lowered_for_the_ingest_and_restored(tmp_path):
+    runs, _ = archive(tmp_path, PASS_RETRIEVAL)
+    con = fresh_con()
+    con.execute("SET memory_limit = '2GB'")
+    before = con.execute("SELECT current_setting('memory_limit')").fetchall()
+    seen = []
+    ingest(runs, con, progress=lambda done, total: seen.append(
+        con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]))
+    after = con.execute("SELECT current_setting('memory_limit')").fetchall()
+    assert after[0][0].endswith("GiB") and abs(float(after[0][0].split()[0]) - float(before[0][0].split()[0])) < 0.15
+    assert seen and all(v.startswith("244") or v.startswith("256") for v in seen), seen  # 256MB while ingesting
+    con.execute("SET memory_limit = '100MB'")  # a lower limit is never raised
+    seen.clear()
+    ingest(runs, con, progress=lambda done, total: seen.append(
+        con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]))
+    assert set(seen) == {con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]}
+
+
 def test_runs_loaded_by_another_parser_version_are_reloaded(tmp_path):
     runs, _ = archive(tmp_path, PASS_RETRIEVAL, PASS_NONE)
     con, _ = ingest(runs)
@@ -187,7 +205,8 @@ def big_archive(tmp_path_factory):
     return runs, snap
 
 
-@pytest.mark.parametrize("crash", ["batch-before-commit:1", "batch-after-commit:2", "finish-before-commit:1"])
+@pytest.mark.parametrize("crash", ["batch-before-commit:1", "batch-after-commit:2", "index-before-commit:1",
+                                   "finish-before-commit:1"])
 def test_kill_at_a_transaction_boundary_then_rerun_equals_a_clean_ingest(tmp_path, big_archive, crash):
     runs, clean = big_archive
     w = tmp_path / "w.duckdb"
