@@ -14,6 +14,7 @@ import orjson
 from . import data
 from .charts import stacked_bars
 from .filters import render_html, slug
+from .output import write_atomic
 from .render import render
 
 TOP = 100           # rows per bounded table in the fleet report
@@ -86,9 +87,9 @@ def write(out: Path, d: dict, *, page_size: int = PAGE_SIZE, con=None) -> list[P
     n_failing = d["totals"]["runs_failing"]
     pages = max(1, -(-n_failing // page_size))
     html = render_html("fleet.html", limit=MAX_STRING, d=d, charts=_charts(d), pages=pages, root="")
-    written.append(_write_text(out / "fleet.html", html))
-    written.append(_write_text(out / "summary.md", render("summary.md", d=d, pages=pages)))
-    written.append(_write_bytes(out / "summary.json", orjson.dumps(json_summary(d), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"))
+    written.append(write_atomic(out / "fleet.html", html))
+    written.append(write_atomic(out / "summary.md", render("summary.md", d=d, pages=pages)))
+    written.append(write_atomic(out / "summary.json", orjson.dumps(json_summary(d), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"))
     fdir = out / "failing"
     fdir.mkdir(exist_ok=True)
     keep = set()
@@ -101,7 +102,7 @@ def write(out: Path, d: dict, *, page_size: int = PAGE_SIZE, con=None) -> list[P
         keep.add(name)
         html = render_html("failing.html", limit=MAX_STRING, d={"meta": d["meta"], "rows": rows}, page=i + 1, pages=pages,
                            total=n_failing, page_size=page_size, root="../")
-        written.append(_write_text(fdir / name, html))
+        written.append(write_atomic(fdir / name, html))
     for old in fdir.glob("page-*.html"):
         if old.name not in keep:
             old.unlink()
@@ -130,15 +131,3 @@ def json_summary(d: dict) -> dict:
         "worst_agents": d["worst_agents"],
         "failing_runs_top": strip(d["failing_top"]),
     }
-
-
-def _write_text(path: Path, text: str) -> Path:
-    return _write_bytes(path, text.encode("utf-8", "replace"))
-
-
-def _write_bytes(path: Path, payload: bytes) -> Path:
-    """Write atomically (temporary file in the same directory, then rename)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(payload)
-    tmp.replace(path)
-    return path

@@ -15,19 +15,12 @@ from pathlib import Path
 import orjson
 
 from . import data
+from .output import write_atomic
 from .render import render
 
 MAX_AGENT_LABELS = 200
 JUNIT_EXAMPLES = 20
 KNOWN_MODES = ("retrieval", "input_only", "none", "delegation")
-
-
-def _write(path: Path, payload: bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(payload)
-    tmp.replace(path)
-    return path
 
 
 def _rules(con, lint_id) -> list[str]:
@@ -127,7 +120,7 @@ def jsonl(con, p: data.Passes, path: Path) -> Path:
 
 def write(con, out: Path, p: data.Passes, totals: dict, meta: dict) -> list[Path]:
     return [
-        _write(out / "junit.xml", junit(con, p, meta).encode("utf-8")),
-        _write(out / "metrics" / "groundwork.prom", prometheus(con, p, totals, meta).encode("utf-8")),
+        write_atomic(out / "junit.xml", junit(con, p, meta).encode("utf-8")),
+        write_atomic(out / "metrics" / "groundwork.prom", prometheus(con, p, totals, meta).encode("utf-8")),
         jsonl(con, p, out / "violations.jsonl"),
     ]

@@ -25,6 +25,7 @@ from groundwork import __version__
 
 from . import data
 from .filters import render_html, slug
+from .output import write_atomic
 from groundwork.paths import TEMPLATES_DIR
 
 MANIFEST = ".groundwork-manifest.json"
@@ -64,12 +65,6 @@ def _load_manifest(out: Path) -> dict:
     except (OSError, orjson.JSONDecodeError):
         pass
     return {"version": 1, "pages": {}, "texts": {}}
-
-
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(text.encode("utf-8", "replace"))
-    tmp.replace(path)
 
 
 def write_texts(con, out: Path, manifest: dict, result: RunOutputs) -> None:
@@ -151,7 +146,7 @@ def write_pages(con, out: Path, p: data.Passes, meta: dict, manifest: dict, resu
             d.mkdir(parents=True, exist_ok=True)
             tl = page.pop("_timeline")
             html = render_html("run.html", d={"meta": meta, "run": page}, tl=tl, root="../../")
-            _write(d / "index.html", html)
+            write_atomic(d / "index.html", html)
             pages[sl] = current[sl]
             result.pages_written += 1
             if len(result.paths) < 5:
@@ -165,9 +160,7 @@ def write_all(con, out: Path, p: data.Passes, meta: dict) -> RunOutputs:
     result = RunOutputs()
     write_texts(con, out, manifest, result)
     write_pages(con, out, p, meta, manifest, result)
-    tmp = out / f".{MANIFEST}.tmp"
-    tmp.write_bytes(orjson.dumps(manifest))
-    tmp.replace(out / MANIFEST)
+    write_atomic(out / MANIFEST, orjson.dumps(manifest))
     return result
 
 
