@@ -253,6 +253,19 @@ GROUP BY v.invocation_id
 """
 
 
+# Besides the rule files and their message templates, the texts depend on these files: a change
+# to any of them changes the rule-set hash, so no verdict is reused across it.
+_TEXT_SOURCES = (
+    rules_mod.TEMPLATES_DIR / "lint" / "grounding.txt.j2",
+    Path(__file__),
+    Path(rules_mod.__file__),
+    Path(pyrepr.__file__),
+    Path(pyrepr.__file__).with_name("unicode14_nonprintable.txt"),
+    rules_mod.TEMPLATES_DIR.parent / "render.py",
+    rules_mod.SCHEMA_SQL,
+)
+
+
 def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = None,
                    runs: list[str] | None = None, record: bool = True, reuse: bool = True,
                    rules_dir: Path | None = None) -> LintResult:
@@ -266,7 +279,7 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
     registry = rules_mod.load_rules(rules_dir or rules_mod.RULES_DIR)
     chosen = rules_mod.select(registry, codes)
     all_rules = len(chosen) == len(registry)
-    ruleset = rules_mod.ruleset_hash(chosen, extra=(rules_mod.TEMPLATES_DIR / "lint" / "grounding.txt.j2",))
+    ruleset = rules_mod.ruleset_hash(chosen, extra=_TEXT_SOURCES)
     wanted = _scope(con, runs)
     registered: list[str] = []
     try:
