@@ -17,7 +17,7 @@ def stacked_bars(points: list[dict], label: str, series: list[tuple[str, str]], 
     n = len(points)
     top = max([sum(int(p.get(k) or 0) for k, _ in series) for p in points] + [1])
     slot = plot_w / max(n, 1)
-    bar_w = max(1.0, slot * 0.8)
+    bar_w = max(1.0, min(48.0, slot * 0.8))
     bars, labels = [], []
     step = max(1, -(-n // max_labels))
     for i, p in enumerate(points):

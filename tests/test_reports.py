@@ -258,3 +258,19 @@ def test_violations_jsonl_has_one_object_per_violation(two_nights, tmp_path):
     assert len(rows) == 7   # a G1, b G1, e N1, f G1 + S1, h G1 N1
     f = [r for r in rows if r["invocation_id"] == "f"]
     assert {(r["check"], r["code"], r["change"]) for r in f} == {("grounding", "G1", "new"), ("sources", "S1", "new")}
+
+
+def test_stacked_bar_geometry():
+    from reports.charts import stacked_bars
+
+    c = stacked_bars([{"day": "d1", "ok": 30, "bad": 10}, {"day": "d2", "ok": 0, "bad": 20}, {"day": "d3", "ok": 0, "bad": 0}],
+                     "day", [("ok", "pass"), ("bad", "fail")], width=400, height=130)
+    plot_h = c["axis_y"] - 8
+    d1 = [b for b in c["bars"] if b["title"].startswith("d1")]
+    assert [b["cls"] for b in d1] == ["pass", "fail"]
+    assert sum(b["h"] for b in d1) == pytest.approx(plot_h)             # the tallest bar fills the plot
+    d2 = [b for b in c["bars"] if b["title"].startswith("d2")]
+    assert len(d2) == 1 and d2[0]["h"] == pytest.approx(plot_h / 2)     # 20 of 40
+    assert not [b for b in c["bars"] if b["title"].startswith("d3")]     # empty day: no rectangle
+    assert d1[0]["y"] + d1[0]["h"] == pytest.approx(c["axis_y"])        # stacked from the axis up
+    assert d2[0]["title"] == "d2: 0 ok, 20 bad"
