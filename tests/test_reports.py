@@ -149,6 +149,24 @@ def test_reports_end_to_end_from_rows(two_nights, tmp_path):
     assert run_links == {f"runs/{x}/index.html" for x in pages}
     assert all((tmp_path / h.split("#")[0]).exists() for h in hrefs if not h.startswith("#"))
     assert r.runs.pages_written == 5
+    # Every link of every run page resolves (today's texts included).
+    for page in (tmp_path / "runs").glob("*/index.html"):
+        for tag, a in parse(page).tags:
+            if tag == "a" and not a["href"].startswith("#"):
+                assert (page.parent / a["href"]).resolve().exists(), (page, a["href"])
+
+
+def test_unlintable_run_page_links_only_existing_texts(tmp_path):
+    con = connect(":memory:")
+    add_run(con, "u")
+    add_pass(con, 1)
+    add_verdict(con, 1, "u", status="unlintable", summary=None)
+    add_nightly(con, 1, 1, None, exit_status=None)
+    build_reports(con, tmp_path, Passes(lint_id=1, nightly_id=1), META)
+    page = tmp_path / "runs" / "u" / "index.html"
+    assert not (tmp_path / "runs" / "u" / "grounding.txt").exists()
+    assert "grounding.txt" not in [a["href"] for tag, a in parse(page).tags if tag == "a"]
+    assert "could not lint this run: boom" in "".join(parse(page).text)
 
 
 def test_run_page_highlights_the_span_named_by_a_violation(two_nights, tmp_path):
