@@ -33,10 +33,11 @@ LINE_TOO_LONG = "line-too-long"        # a single line over 16 MiB
 LONE_SURROGATE = "lone-surrogate"      # a \ud800-style escape; text columns show U+FFFD
 UNEXPECTED_ENTRY = "unexpected-entry"  # something in the archive root that is not a run, index or schemas/
 BAD_NAME = "bad-name"                  # a file/folder name that is not valid UTF-8
+INTERNAL_ERROR = "internal-error"      # groundwork's own parser failed on the run (a bug; run kept, unlintable)
 
 KINDS = (MISSING_FILE, EMPTY_FILE, TRUNCATED, MALFORMED_JSON, NON_UTF8, BOM, MISSING_KEY, WRONG_TYPE,
          BAD_TIME, NAIVE_TIME, NAME_MISMATCH, DUPLICATE_ID, CYCLE, UNREADABLE, SYMLINK_OUTSIDE,
-         LINE_TOO_LONG, LONE_SURROGATE, UNEXPECTED_ENTRY, BAD_NAME)
+         LINE_TOO_LONG, LONE_SURROGATE, UNEXPECTED_ENTRY, BAD_NAME, INTERNAL_ERROR)
 
 NONE = "none"
 REJECTED = "rejected"

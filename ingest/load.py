@@ -43,7 +43,7 @@ from groundwork.errors import GroundworkError
 from . import issues as K
 from .issues import Issues
 from .jsontext import decode_utf8, dumps_doc, iso_to_us_opt, loads, vstr
-from .parse import PARSER_VERSION, file_rows, issue_rows, parse_run
+from .parse import PARSER_VERSION, failed_run, file_rows, issue_rows, parse_run
 from .scan import INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name, list_run, read_files
 from .tables import COLUMNS, RUN_TABLES, RowSet, column_list, to_arrow
 
@@ -122,7 +122,10 @@ def process_chunk(root: str, root_real: str, ingest_id: int, items: list, rehash
                 res.touched.append((name, files_fp))
                 res.touched_files.extend(file_rows(listing))
             continue
-        out, _ = parse_run(listing, ingest_id, files_fp=files_fp if listing.sizes_unchanged() else None)
+        try:
+            out, _ = parse_run(listing, ingest_id, files_fp=files_fp if listing.sizes_unchanged() else None)
+        except Exception as exc:  # noqa: BLE001 - a parser bug must not lose the run or the ingest
+            out = failed_run(listing, ingest_id, exc)
         rows.extend(out)
         res.loaded.append(name)
     res.tables = {t: rows.arrow(t) for t in RUN_TABLES}

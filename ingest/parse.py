@@ -9,7 +9,7 @@ from __future__ import annotations
 from . import issues as K
 from .envelope import delegation_rows, envelope_columns, evidence_rows, payload_rows, request_columns
 from .issues import Issues, reason
-from .jsontext import decode_utf8, has_lone_surrogate, loads, may_hold_surrogate, needs_exact_bytes, parse
+from .jsontext import decode_utf8, has_lone_surrogate, loads, may_hold_surrogate, needs_exact_bytes, parse, vstr
 from .scan import FileEntry, RunListing
 from .spans import check_cycles, parse_spans
 from .tables import COLUMNS, RowSet
@@ -154,6 +154,25 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
     out.rows["run_files"] = file_rows(listing)
     out.rows["ingest_issues"] = issue_rows(issues, ingest_id, inv)
     return out, issues
+
+
+def failed_run(listing: RunListing, ingest_id: int | None, exc: BaseException) -> RowSet:
+    """Rows for a run the parser itself failed on (a bug): kept, unlintable and unverifiable,
+    with the error recorded — never dropped, never a traceback."""
+    issues = Issues()
+    message = f"groundwork could not parse this run ({type(exc).__name__}: {exc}); please report it"
+    issues.add(listing.name, None, K.INTERNAL_ERROR, vstr(message), lint=True, verify=True)
+    run = dict.fromkeys(_RUN_COLS)
+    run.update(invocation_id=listing.name, run_path=listing.name, ingest_id=ingest_id, missing=False,
+               lintable=False, unlintable_reason=reason(issues.lint_blockers), verifiable=False,
+               unverifiable_reason=reason(issues.verify_blockers), evidence_count=0, delegation_count=0,
+               span_count=0, parser_version=PARSER_VERSION, files_fingerprint=listing.files_fingerprint(),
+               content_fingerprint=listing.content_fingerprint())
+    out = RowSet()
+    out.rows["runs"] = [tuple(run[c] for c in _RUN_COLS)]
+    out.rows["run_files"] = file_rows(listing)
+    out.rows["ingest_issues"] = issue_rows(issues, ingest_id, listing.name)
+    return out
 
 
 def file_rows(listing: RunListing) -> list[tuple]:

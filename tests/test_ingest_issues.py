@@ -8,6 +8,7 @@ stays lintable (the workbench linter would still lint it) or is marked unlintabl
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -471,3 +472,17 @@ def test_cli_summarises_issues_on_stderr_without_traceback(one, tmp_path):
     assert "ingest: 1 folders seen = 1 loaded + 0 unchanged + 0 rejected" in proc.stderr
     assert "ingest: 3 issues (3 new): bom 1, malformed-json 1, unexpected-entry 1" in proc.stderr
     assert proc.stdout == ""
+
+
+def test_a_parser_failure_keeps_the_run_unlintable_and_the_ingest_going(one, monkeypatch):
+    runs, inv, d = one
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("boom")
+    monkeypatch.setattr(importlib.import_module("ingest.load"), "parse_run", broken)
+    con, result = ingest(runs)
+    assert issues(con) == [("internal-error", inv, None, BOTH)]
+    r = run_row(con, inv)
+    assert (r["lintable"], r["verifiable"]) == (False, False)
+    assert r["unlintable_reason"] == f"{inv}: groundwork could not parse this run (ZeroDivisionError: boom); please report it"
+    assert result.runs_loaded == 1 and result.exit_code == 1
