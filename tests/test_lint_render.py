@@ -38,5 +38,12 @@ def test_grounding_txt_texts():
 
 
 def test_message_templates_render_alone_as_well():
-    text = render("lint/G3.txt.j2", r={"source_id": "it's", "content_hash": "b" * 64})
+    text = render("lint/G3.txt.j2", r={"source_id": "it's", "source_id_json": '"it\'s"', "content_hash": "b" * 64})
     assert text.rstrip("\n") == "G3: evidence \"it's\" hash bbbbbbbbbbbb\u2026 not in trace"
+
+
+def test_string_source_ids_are_repr_d_from_their_json_so_lone_surrogates_survive():
+    rows = [{"source_id": "s\ufffd", "source_id_json": '"s\\ud800"', "content_hash": "x"},   # VARCHAR lost the surrogate
+            {"source_id": "7", "source_id_json": "7", "content_hash": "x"}]                 # str(7) is repr'd as a string
+    assert lint.render_many("lint/G3.txt.j2", rows) == [
+        "G3: evidence 's\\ud800' hash x\u2026 not in trace", "G3: evidence '7' hash x\u2026 not in trace"]

@@ -6,7 +6,7 @@
 -- needs_succeeded: false
 -- order: ord
 -- Spec 6.3 D2: each evidence pair not in citable.
-SELECT e.invocation_id, e.ord, e.source_id, e.content_hash
+SELECT e.invocation_id, e.ord, e.source_id, e.source_id_json, e.content_hash
 FROM lint_evidence e
 JOIN lint_judged j USING (invocation_id)
 WHERE j.mode = 'delegation'

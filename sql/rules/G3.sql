@@ -5,8 +5,9 @@
 -- modes: retrieval
 -- needs_succeeded: false
 -- order: ord
--- Spec 6.3 G3: the hash alone is compared (the source id is not).
-SELECT e.invocation_id, e.ord, e.source_id, e.content_hash
+-- Spec 6.3 G3: the hash alone is compared (the source id is not). source_id_json lets the
+-- message repr a string id exactly (a lone surrogate cannot live in a VARCHAR).
+SELECT e.invocation_id, e.ord, e.source_id, e.source_id_json, e.content_hash
 FROM lint_evidence e
 JOIN lint_judged j USING (invocation_id)
 WHERE j.mode = 'retrieval'
