@@ -23,7 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import yaml
 
-from ingest.jsontext import loads, needs_exact  # json.loads results, orjson speed
+from ingest.jsontext import loads, needs_exact, vstr  # json.loads results at orjson speed; storable str()
 
 from .canonical import CanonicalisationError, canonical_bytes, project_fairsharing, sha256_hex
 from .errors import ConfigError
@@ -298,7 +298,8 @@ def _copy_table(copy: SourceCopy) -> pa.Table:
     n = len(recs)
     return pa.table({
         "copy_id": pa.array([copy.entry.copy_id] * n, pa.string()),
-        "record_id": pa.array([r.record_id for r in recs], pa.string()),
+        # stored like evidence.source_id: a lone surrogate (JSON escape) becomes U+FFFD
+        "record_id": pa.array([vstr(r.record_id) for r in recs], pa.string()),
         "ord": pa.array([r.ord for r in recs], pa.int32()),
         "hash_identity": pa.array([r.hash_identity for r in recs], pa.string()),
         "hash_identity_error": pa.array([r.hash_identity_error for r in recs], pa.string()),

@@ -244,3 +244,14 @@ def test_error_data_file_not_json(tmp_path, monkeypatch, capsys, warehouse, data
     assert code == 2 and out == ""
     assert err.startswith(f"groundwork: error: source file {tmp_path / 'r.jsonl'}{fragment}")
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_record_id_with_a_lone_surrogate_loads(tmp_path):
+    data = b'{"source_id": "x\\ud800", "text": "lone"}\n{"source_id": "y", "text": "\\udc00"}\n'
+    entry = data_file(tmp_path, "r.jsonl", data)
+    cfg = write_config(tmp_path, [{"snapshot_refs": ["r"], "id_field": "source_id", **entry}])
+    con = connect(":memory:")
+    load_into_warehouse(con, cfg)
+    rows = dict(con.execute("SELECT record_id, hash_identity_error FROM source_records").fetchall())
+    assert set(rows) == {"x\ufffd", "y"}
+    assert "surrogates not allowed" in rows["y"]  # the record cannot be hashed: S2 shows this error
