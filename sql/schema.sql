@@ -709,11 +709,13 @@ FROM delegations d JOIN lint_runs USING (invocation_id);
 COMMENT ON VIEW lint_delegations IS 'Object entries of envelope.delegations of lintable runs.';
 
 CREATE OR REPLACE VIEW lint_citable AS
-SELECT invocation_id, input_sid AS source_id, input_hash AS content_hash FROM lint_judged
-UNION
+SELECT invocation_id, input_sid AS source_id, input_hash AS content_hash
+FROM lint_judged WHERE mode = 'delegation'
+UNION ALL
 SELECT d.invocation_id, 'invocation:' || coalesce(d.delegated_invocation_id, 'None'), coalesce(d.content_hash, 'None')
-FROM lint_delegations d JOIN lint_judged USING (invocation_id);
-COMMENT ON VIEW lint_citable IS 'The set `citable` of spec 6.1 (delegation mode): the input pair and one pair per recorded delegation.';
+FROM lint_delegations d JOIN lint_judged j USING (invocation_id)
+WHERE j.mode = 'delegation';
+COMMENT ON VIEW lint_citable IS 'The set `citable` of spec 6.1 for delegation-mode runs: the input pair and one pair per recorded delegation (a pair may repeat).';
 -- Columns of the derived relations above.
 COMMENT ON COLUMN lint_runs.invocation_id IS 'The run.';
 COMMENT ON COLUMN lint_runs.mode IS 'str() of envelope.grounding_mode (the string None when absent or null).';
