@@ -30,8 +30,6 @@ from .errors import ConfigError
 from .pyrepr import pyrepr, pystr
 
 REQUIRED_KEYS = ("snapshot_refs", "path", "id_field", "sha256")
-IDENTITY_NAMES = ("dd-envelope-json-v1", "dd-input-json-v1", "dd-json-document-v1")
-FAIRSHARING_NAME = "json-sorted-utf8-v1"
 
 
 def _one_line(text: str) -> str:
