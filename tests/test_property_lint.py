@@ -72,8 +72,6 @@ def test_drop_in_lint_agrees_with_reference(runs, tmp_path_factory):
             assert got == want, describe(run, want, got)
 
 
-@pytest.mark.xfail(reason="known SQL disagreement (reported): repr of a str() value holding a lone surrogate is "
-                          "rendered from the U+FFFD-substituted VARCHAR instead of Python's '\\ud800' escape", strict=False)
 def test_repr_escapes_lone_surrogates(tmp_path):
     """`{sid!r}` of an evidence source_id holding a lone surrogate (JSON "\\ud800") is the ASCII
     text 's\\ud800' in the workbench's message (spec 6.10: Cs is non-printable)."""

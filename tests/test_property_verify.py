@@ -60,8 +60,6 @@ def test_sql_verify_agrees_with_reference(runs):
 
 
 
-@pytest.mark.xfail(reason="known SQL disagreement (reported): S1/S2 print repr(str(ref)) instead of repr of the raw "
-                          "snapshot_ref (spec 5.4 steps 3, 5, 7)", strict=False)
 def test_snapshot_ref_is_printed_as_the_raw_value(tmp_path):
     """Evidence without a snapshot_ref looks up the copy registered as 'None' (spec 5.4 step 3,
     9.4.6) but the S1/S2 messages print the raw ref: `which None does not hold`; a numeric ref 5
