@@ -9,8 +9,9 @@ appended to the history tables (lints, lint_verdicts, lint_violations).
 Re-linting is incremental: a run whose rows have not been reloaded since its latest full lint
 (same runs.ingest_id), linted with the same rule files, templates and groundwork version, keeps
 that verdict (copied into the new pass, ``lint_verdicts.reused_from``); only new or changed runs
-go through the rules. Runs that delegate are always re-linted, because their GW3/GW4 findings
-depend on other runs. ``reuse=False`` re-lints everything.
+go through the rules. A run that delegates is reused only while its children in the archive are
+as they were (its GW3/GW4 findings look at them: ``lint_context``). ``reuse=False`` re-lints
+everything.
 
 The order of a run's violations needs no global sort: rules are executed in report order
 (``Rule.rank``) and each rule's rows come out sorted per run by the rule's ``order`` columns, so
@@ -226,17 +227,20 @@ SELECT r.invocation_id,
        CASE WHEN r.grounding_mode_truthy THEN r.grounding_mode END AS mode,
        coalesce(n.retrieval_count, 0) AS retrieval_count,
        coalesce(n.chat_count, 0) AS chat_count,
-       r.ingest_id
+       r.ingest_id,
+       x.context_key
 FROM runs r
 LEFT JOIN lint_cycles c USING (invocation_id)
 LEFT JOIN lint_counts n USING (invocation_id)
+LEFT JOIN lint_context x USING (invocation_id)
 {where}
 ORDER BY r.invocation_id
 """
 
 # Verdicts that still hold: computed by one of the latest passes with the same rules, templates
-# and tool version, on the same run rows (ingest_id), for a run without delegations (GW3/GW4
-# look at other runs). Filtering on lint_id first lets DuckDB skip older history.
+# and tool version, on the same run rows (ingest_id), while the delegated children its GW3/GW4
+# findings look at are as they were (context_key). Filtering on lint_id first lets DuckDB skip
+# older history.
 _CANDIDATES_SQL = """
 SELECT lint_id FROM lints
 WHERE kind = 'lint' AND all_rules AND ruleset_hash = $ruleset_hash AND tool_version = $tool_version
@@ -247,8 +251,9 @@ _REUSABLE_SQL = """
 SELECT v.invocation_id, max(v.lint_id) AS lint_id
 FROM lint_verdicts v
 JOIN runs r USING (invocation_id)
+LEFT JOIN lint_context x USING (invocation_id)
 WHERE v.lint_id >= $oldest AND v.lint_id IN (SELECT lint_id FROM lint_candidates)
-  AND v.ingest_id = r.ingest_id AND coalesce(r.delegation_count, 0) = 0{only}
+  AND v.ingest_id = r.ingest_id AND v.context_key IS NOT DISTINCT FROM x.context_key{only}
 GROUP BY v.invocation_id
 """
 
@@ -362,7 +367,7 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> tuple[list[RunVerdict],
     verdicts: list[RunVerdict] = []
     failed: list[RunVerdict] = []
     passed_text: dict[tuple, str] = {}  # a passing run's text depends only on mode and counts
-    for invocation_id, lintable, reason, mode, n_retrieval, n_chat, _ in base:
+    for invocation_id, lintable, reason, mode, n_retrieval, n_chat, _, _ in base:
         found = findings.get(invocation_id, [])
         if not lintable:
             verdicts.append(RunVerdict(invocation_id, UNLINTABLE, mode, 0, 0, [], [], found, None, reason))
@@ -380,7 +385,7 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> tuple[list[RunVerdict],
             failed.append(verdict)
     for verdict, text in zip(failed, render_many("lint/grounding.txt.j2", failed, "v")):
         verdict.summary = text[:-1]
-    return verdicts, [row[-1] for row in base], findings_count
+    return verdicts, [(row[-2], row[-1]) for row in base], findings_count
 
 
 def _load_verdicts(con, reused: pa.Table, oldest: int) -> list[RunVerdict]:
@@ -441,7 +446,8 @@ def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, fresh_ingest
         "chat_count": pa.array([v.chat_count for v in verdicts], pa.int32()),
         "summary": pa.array([v.summary for v in verdicts], pa.string()),
         "reason": pa.array([v.reason for v in verdicts], pa.string()),
-        "ingest_id": pa.array(fresh_ingest, pa.int32()),
+        "ingest_id": pa.array([ingest_id for ingest_id, _ in fresh_ingest], pa.int32()),
+        "context_key": pa.array([key for _, key in fresh_ingest], pa.string()),
     })
     violation_table = pa.table({
         "invocation_id": pa.array(ids, pa.string()),
@@ -466,8 +472,8 @@ def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, fresh_ingest
                  counts[FAILED] + counts[UNLINTABLE], all_rules])
             con.execute(
                 "INSERT INTO lint_verdicts (lint_id, invocation_id, status, passed, mode, retrieval_count,"
-                " chat_count, summary, reason, ingest_id, reused_from) SELECT $lint_id, invocation_id, status,"
-                " status = 'passed', mode, retrieval_count, chat_count, summary, reason, ingest_id, NULL"
+                " chat_count, summary, reason, ingest_id, reused_from, context_key) SELECT $lint_id, invocation_id, status,"
+                " status = 'passed', mode, retrieval_count, chat_count, summary, reason, ingest_id, NULL, context_key"
                 " FROM lint_verdicts_new", params)
             con.execute(
                 "INSERT INTO lint_violations (lint_id, invocation_id, seq, code, message)"
@@ -475,9 +481,10 @@ def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, fresh_ingest
             if result.reused:
                 con.execute(
                     "INSERT INTO lint_verdicts (lint_id, invocation_id, status, passed, mode, retrieval_count,"
-                    " chat_count, summary, reason, ingest_id, reused_from) SELECT $lint_id, v.invocation_id, v.status,"
-                    " v.passed, v.mode, v.retrieval_count, v.chat_count, v.summary, v.reason, v.ingest_id,"
-                    " coalesce(v.reused_from, v.lint_id) FROM lint_verdicts v JOIN lint_reused r USING (lint_id, invocation_id)"
+                    " chat_count, summary, reason, ingest_id, reused_from, context_key) SELECT $lint_id, v.invocation_id,"
+                    " v.status, v.passed, v.mode, v.retrieval_count, v.chat_count, v.summary, v.reason, v.ingest_id,"
+                    " coalesce(v.reused_from, v.lint_id), v.context_key"
+                    " FROM lint_verdicts v JOIN lint_reused r USING (lint_id, invocation_id)"
                     " WHERE v.lint_id >= $oldest", reused_params)
                 con.execute(
                     "INSERT INTO lint_violations (lint_id, invocation_id, seq, code, message)"

@@ -831,6 +831,20 @@ ALTER TABLE lint_verdicts ADD COLUMN IF NOT EXISTS ingest_id INTEGER;
 COMMENT ON COLUMN lint_verdicts.ingest_id IS 'runs.ingest_id of the run when it was judged: a later lint with the same rule set reuses the verdict while the run is not reloaded.';
 ALTER TABLE lint_verdicts ADD COLUMN IF NOT EXISTS reused_from INTEGER;
 COMMENT ON COLUMN lint_verdicts.reused_from IS 'The lint pass that computed this verdict when it was reused unchanged (run not reloaded, same rules, templates and tool version); NULL when computed by this pass.';
+ALTER TABLE lint_verdicts ADD COLUMN IF NOT EXISTS context_key VARCHAR;
+COMMENT ON COLUMN lint_verdicts.context_key IS 'What the run''s GW3/GW4 findings depended on when it was judged (lint_context.context_key); NULL for a run without delegations.';
+
+CREATE OR REPLACE VIEW lint_context AS
+SELECT d.invocation_id,
+       string_agg(coalesce(d.delegated_invocation_id, 'None') || '=' || coalesce(c.envelope_hash, '-')
+                  || CASE WHEN c.invocation_id IS NULL THEN ' absent' WHEN coalesce(c.missing, false) THEN ' missing' ELSE '' END,
+                  ', ' ORDER BY d.ord) AS context_key
+FROM delegations d
+LEFT JOIN runs c ON c.invocation_id = d.delegated_invocation_id
+GROUP BY d.invocation_id;
+COMMENT ON VIEW lint_context IS 'For each run with delegations, the state of its delegated children in the archive (envelope hash, absent or missing): a recorded verdict is reused only while this is unchanged.';
+COMMENT ON COLUMN lint_context.invocation_id IS 'The delegating run.';
+COMMENT ON COLUMN lint_context.context_key IS 'child id=envelope hash (absent / missing), per delegation in order.';
 
 CREATE OR REPLACE VIEW latest_lint AS
 WITH ranked AS (

@@ -90,8 +90,7 @@ def test_relint_reuses_verdicts_of_unchanged_runs_and_gives_the_same_answer(tmp_
     ingest.ingest_archive(con, CORPUS / "runs")
     first = lint_warehouse(con)
     second = lint_warehouse(con)
-    delegating = con.execute("SELECT count(*) FROM runs WHERE delegation_count > 0").fetchall()[0][0]
-    assert delegating > 0 and second.reused == 99 - delegating  # runs that delegate are always re-linted
+    assert second.reused == 99
     assert (second.counts, second.exit_code, second.findings_count) == (first.counts, first.exit_code, first.findings_count)
     assert [v.report() | {"summary": v.summary} for v in second.verdicts] == \
         [v.report() | {"summary": v.summary} for v in first.verdicts]
@@ -99,7 +98,7 @@ def test_relint_reuses_verdicts_of_unchanged_runs_and_gives_the_same_answer(tmp_
     assert _messages(con, second.lint_id) == _messages(con, first.lint_id)
     sources = dict(con.execute("SELECT reused_from, count(*) FROM lint_verdicts WHERE lint_id = ? GROUP BY 1",
                                [second.lint_id]).fetchall())
-    assert sources == {first.lint_id: 99 - delegating, None: delegating}
+    assert sources == {first.lint_id: 99}
 
     third = lint_warehouse(con, reuse=False)
     assert third.reused == 0 and _rows(con, third.lint_id) == _rows(con, first.lint_id)
@@ -116,3 +115,22 @@ def test_changed_rules_are_never_answered_from_old_verdicts(tmp_path):
     again = lint_warehouse(con, rules_dir=rules_dir)
     assert again.reused == 0
     assert again.ruleset_hash != con.execute("SELECT ruleset_hash FROM lints WHERE lint_id = 1").fetchall()[0][0]
+
+
+def test_a_delegating_run_is_relinted_when_its_child_changes(tmp_path):
+    parent = EXPECTED["pass/delegation/one-child"]
+    child = EXPECTED["pass/delegation/one-child/child"]
+    runs = tmp_path / "runs"
+    for d in (parent, child):
+        shutil.copytree(CORPUS / "runs" / d["invocation_id"], runs / d["invocation_id"])
+    con = connect(":memory:")
+    ingest.ingest_archive(con, runs)
+    first = lint_warehouse(con)
+    assert first.findings_count == 0
+    shutil.rmtree(runs / child["invocation_id"])  # the child's folder disappears from the archive
+    ingest.ingest_archive(con, runs)
+    second = lint_warehouse(con)
+    assert second.reused == 1  # the child itself (kept, marked missing) is unchanged
+    verdict = second.by_id()[parent["invocation_id"]]
+    assert verdict.passed  # findings never change the workbench verdict
+    assert verdict.findings == [("GW4", f"GW4: delegated child run '{child['invocation_id']}' is missing from the archive (its folder is gone)")]
