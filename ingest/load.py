@@ -565,7 +565,7 @@ def ingest_archive(con: duckdb.DuckDBPyConnection, runs_dir, *, progress=None, w
         return _ingest(con, root, t0, progress, workers, rehash, batch_runs)
 
 
-MEMORY_LIMIT = "256MB"  # DuckDB's buffer during an ingest: it caches what it writes, so without a
+MEMORY_LIMIT = "128MB"  # DuckDB's buffer during an ingest: it caches what it writes, so without a
                         # bound the process would grow with the archive (default: 80% of RAM)
 _UNITS = {"": 1, "b": 1, "bytes": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
           "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}

@@ -130,7 +130,7 @@ def test_memory_limit_is_lowered_for_the_ingest_and_restored(tmp_path):
         con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]))
     after = con.execute("SELECT current_setting('memory_limit')").fetchall()
     assert after[0][0].endswith("GiB") and abs(float(after[0][0].split()[0]) - float(before[0][0].split()[0])) < 0.15
-    assert seen and all(v.startswith("244") or v.startswith("256") for v in seen), seen  # 256MB while ingesting
+    assert seen and all(v.startswith("122") or v.startswith("128") for v in seen), seen  # 128MB while ingesting
     con.execute("SET memory_limit = '100MB'")  # a lower limit is never raised
     seen.clear()
     ingest(runs, con, progress=lambda done, total: seen.append(
