@@ -303,7 +303,10 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
         oldest = min(candidates, default=0)
         con.register("lint_reused", reused)
         registered.append("lint_reused")
-        if reused.num_rows:
+        in_scope = len(wanted) if wanted is not None else con.execute("SELECT count(*) FROM runs").fetchall()[0][0]
+        if reused.num_rows == in_scope:
+            scope_query = "SELECT invocation_id FROM runs WHERE false"  # nothing changed
+        elif reused.num_rows:
             only = " AND invocation_id IN (SELECT invocation_id FROM lint_wanted)" if wanted is not None else ""
             scope_query = ("SELECT invocation_id FROM runs WHERE invocation_id NOT IN "
                            f"(SELECT invocation_id FROM lint_reused){only}")
