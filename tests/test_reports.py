@@ -292,3 +292,25 @@ def test_stacked_bar_geometry():
     assert not [b for b in c["bars"] if b["title"].startswith("d3")]     # empty day: no rectangle
     assert d1[0]["y"] + d1[0]["h"] == pytest.approx(c["axis_y"])        # stacked from the axis up
     assert d2[0]["title"] == "d2: 0 ok, 20 bad"
+
+
+def test_timeline_places_spans_in_the_tree_and_survives_cycles():
+    import datetime as dt
+
+    t = dt.datetime(2026, 1, 1)
+
+    def sp(ord_, name, sid, parent, start):
+        return {"ord": ord_, "line_no": ord_ + 1, "name": name, "span_id": sid, "parent_id": parent,
+                "start_time": t + dt.timedelta(microseconds=start), "end_time": t + dt.timedelta(microseconds=start + 5),
+                "dd_agent_id": None, "dd_source_id": None, "dd_model_id": None}
+
+    spans = [sp(0, "policy_gate", "p", "root", 1), sp(1, "invoke_agent", "root", None, 0), sp(2, "delegate", "d", "root", 3),
+             sp(3, "chat", "c", "d", 4), sp(4, "retrieval", "orphan", "nowhere", 2),
+             sp(5, "chat", "x", "y", 6), sp(6, "chat", "y", "x", 7)]          # a cycle outside the tree
+    placed = runpage.place_in_tree(spans)
+    assert [(s["span_id"], s["in_tree"], s["depth"]) for s in placed] == [
+        ("root", True, 0), ("p", True, 1), ("d", True, 1), ("c", True, 2),
+        ("orphan", False, None), ("x", False, None), ("y", False, None)]
+    tl = runpage.timeline(placed, ["G0: span 'retrieval' (orphan) does not descend from invoke_agent"])
+    named = [r["label"] for r in tl["rows"] if r["named"]]
+    assert len(named) == 1 and "orphan" in named[0] and "outside the tree" in named[0]
