@@ -249,3 +249,20 @@ def test_load_single_pair_from_anywhere(tmp_path):
     key = load_single(con, spans, env)
     assert run_row(con, key)["lintable"] is False
     assert issues(con, key) == [("truncated", str(spans), 1, "unlintable")]
+
+
+def test_class_schemas_are_loaded_with_their_recomputed_digest(tmp_path):
+    runs, _ = archive(tmp_path, "pass/retrieval/one-source")
+    (runs / "schemas").mkdir()
+    schema = {"title": "Greeting", "type": "object", "properties": {"greeting_text": {"type": "string"}}}
+    digest = hashlib.sha256(json.dumps(schema, sort_keys=True, separators=(",", ":"),
+                                       ensure_ascii=False).encode()).hexdigest()
+    (runs / "schemas" / f"{digest}.json").write_text(json.dumps(schema, indent=2))
+    wrong = "0" * 64
+    (runs / "schemas" / f"{wrong}.json").write_text(json.dumps(schema, indent=2))
+    (runs / "schemas" / "README").write_text("not a schema")
+    con, _ = ingest(runs)
+    got = con.execute("SELECT digest, computed_digest = digest FROM class_schemas ORDER BY digest").fetchall()
+    assert got == sorted([(digest, True), (wrong, False)])
+    assert issues(con) == [("unexpected-entry", "schemas/README", None, "none")]
+    assert json.loads(con.execute("SELECT schema_json FROM class_schemas WHERE digest = ?", [digest]).fetchall()[0][0]) == schema
