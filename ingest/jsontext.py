@@ -206,8 +206,13 @@ class TimeProblem(ValueError):
         self.kind = kind
 
 
-def iso_to_us(value) -> int:
-    """ISO 8601 time -> microseconds since the epoch (UTC), as the workbench parses it (K1).
+def iso_times(value) -> tuple[int, float]:
+    """ISO 8601 time -> (microseconds since the epoch, the workbench's own time key).
+
+    The workbench parses with ``datetime.fromisoformat`` (Z as +00:00, offsets converted, K1)
+    and compares ``int(moment.timestamp() * 1e9)``: the second value is that double before
+    int(); trunc() of it orders spans exactly as the workbench does, also where the double can
+    no longer tell microseconds apart (far-future times).
 
     Raises TimeProblem(kind='wrong-type' | 'bad-time' | 'naive-time').
     """
@@ -220,7 +225,12 @@ def iso_to_us(value) -> int:
     if moment.tzinfo is None:
         raise TimeProblem("naive-time", f"{pystr_repr(value)} has no UTC offset")
     delta = moment - _EPOCH
-    return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+    return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds, moment.timestamp() * 1e9
+
+
+def iso_to_us(value) -> int:
+    """ISO 8601 time -> microseconds since the epoch (UTC); see iso_times."""
+    return iso_times(value)[0]
 
 
 def iso_to_us_opt(value) -> int | None:

@@ -15,7 +15,7 @@ from .spans import check_cycles, parse_spans
 from .tables import COLUMNS, RowSet
 
 # Bump when parsing changes what is stored: runs loaded by an older parser are reloaded.
-PARSER_VERSION = 1
+PARSER_VERSION = 2
 
 ENVELOPE = "envelope.json"
 SPANS = "spans.jsonl"

@@ -19,7 +19,7 @@ import binascii
 
 from . import issues as K
 from .issues import Issues
-from .jsontext import (MAX_LINE, TimeProblem, dumps, dumps_doc, has_lone_surrogate, is_blank, iso_to_us,
+from .jsontext import (MAX_LINE, TimeProblem, dumps, dumps_doc, has_lone_surrogate, is_blank, iso_times,
                        may_hold_surrogate, needs_exact, parse, pystr_repr, strip0x, vstr)
 
 OWNED = ("dd.operation", "dd.agent_id", "dd.source_id", "dd.content_hash", "dd.model_id",
@@ -39,7 +39,8 @@ class SpanRecord:
 
 
 def _row(inv, ord_, line_no, fmt, name, name_present, span_id, trace_id, parent_id,
-         start_us, end_us, attrs, attrs_json, status_code, service_name, start_ns, end_ns, fast=False):
+         start_us, end_us, attrs, attrs_json, status_code, service_name, start_ns, end_ns, fast=False,
+         start_wb=None, end_wb=None):
     if isinstance(attrs, dict):
         dd = [None if (v := attrs.get(k, _ABSENT)) is _ABSENT else v if type(v) is str and v.isascii() else vstr(v)
               for k in OWNED]
@@ -54,7 +55,7 @@ def _row(inv, ord_, line_no, fmt, name, name_present, span_id, trace_id, parent_
     return (inv, ord_, line_no, fmt,
             vstr(name) if name_present else None, dumps(name, fast) if name_present else None,
             span_id, trace_id, parent_id, start_us, end_us,
-            *dd, gm_json, gm_is_str, status_code, service_name, attrs_json, start_ns, end_ns)
+            *dd, gm_json, gm_is_str, status_code, service_name, attrs_json, start_ns, end_ns, start_wb, end_wb)
 
 
 def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newline: bool, exact: bool | None = None):
@@ -146,8 +147,8 @@ def _sdk_line(doc, inv, line_no, path, issues: Issues, rows, records, fast: bool
     else:
         crash(K.WRONG_TYPE, f"parent_id {pystr_repr(raw_parent)} is not a string")
         parent_id = vstr(raw_parent)
-    start_us = _sdk_time(doc, "start_time", crash)
-    end_us = _sdk_time(doc, "end_time", crash)
+    start_us, start_wb = _sdk_time(doc, "start_time", crash)
+    end_us, end_wb = _sdk_time(doc, "end_time", crash)
     raw_attrs = doc.get("attributes")
     if raw_attrs is None:
         attrs, attrs_json = {}, "{}"
@@ -165,8 +166,7 @@ def _sdk_line(doc, inv, line_no, path, issues: Issues, rows, records, fast: bool
     name_present = "name" in doc
     rows.append(_row(inv, len(rows), line_no, "sdk", doc.get("name"), name_present, span_id, trace_id,
                      parent_id, start_us, end_us, attrs, attrs_json, status_code, service,
-                     None if start_us is None else start_us * 1000,
-                     None if end_us is None else end_us * 1000, fast))
+                     _ns(start_us), _ns(end_us), fast, start_wb, end_wb))
     records.append(SpanRecord(doc.get("name"), span_id, parent_id, line_no))
 
 
@@ -189,15 +189,23 @@ def _sdk_id(context: dict, key: str, crash):
 
 
 def _sdk_time(doc: dict, key: str, crash):
+    """(microseconds, workbench time key) of a span time, (None, None) when unusable."""
     if key not in doc:
-        return None
+        return None, None
     try:
-        return iso_to_us(doc[key])
+        return iso_times(doc[key])
     except TimeProblem as exc:
         crash(exc.kind, f"{key} {exc}")
     except OverflowError as exc:
         crash(K.BAD_TIME, f"{key} {exc}")
-    return None
+    return None, None
+
+
+def _ns(us: int | None) -> int | None:
+    """Microseconds -> nanoseconds when that fits a BIGINT (years 1678-2261), else NULL."""
+    if us is None or not -(2**63) <= us * 1000 < 2**63:
+        return None
+    return us * 1000
 
 
 # ------------------------------------------------------------------------------------- OTLP
@@ -259,7 +267,8 @@ def _otlp_span(span, service, inv, line_no, path, issues: Issues, rows, records)
     rows.append(_row(inv, len(rows), line_no, "otlp", span.get("name"), "name" in span, span_id, trace_id,
                      parent_id, None if start_ns is None else start_ns // 1000,
                      None if end_ns is None else end_ns // 1000, attrs, dumps_doc(attrs), status_code,
-                     service, start_ns, end_ns))
+                     service, start_ns, end_ns, False,
+                     None if start_ns is None else float(start_ns), None if end_ns is None else float(end_ns)))
     records.append(SpanRecord(span.get("name"), span_id, parent_id, line_no))
 
 

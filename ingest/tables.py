@@ -13,6 +13,7 @@ I = pa.int32()
 B = pa.int64()
 BOOL = pa.bool_()
 TS = pa.timestamp("us")
+F = pa.float64()
 J = pa.string()  # DuckDB JSON columns are filled from VARCHAR text
 
 COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
@@ -39,6 +40,7 @@ COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
         ("dd_grounding_mode", S), ("dd_input_hash", S), ("dd_grounding_mode_json", S),
         ("dd_grounding_mode_is_string", BOOL), ("status_code", S), ("service_name", S),
         ("attributes", J), ("start_unix_nano", B), ("end_unix_nano", B),
+        ("start_workbench_ns", F), ("end_workbench_ns", F),
     ],
     "payload_refs": [
         ("invocation_id", S), ("ord", I), ("path", S), ("kind", S), ("source_id", S),

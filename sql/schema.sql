@@ -207,7 +207,9 @@ CREATE TABLE IF NOT EXISTS spans (
     service_name            VARCHAR,
     attributes              JSON,
     start_unix_nano         BIGINT,
-    end_unix_nano           BIGINT
+    end_unix_nano           BIGINT,
+    start_workbench_ns      DOUBLE,
+    end_workbench_ns        DOUBLE
 );
 COMMENT ON TABLE spans IS 'One row per span record of a run''s spans.jsonl (both the SDK to_json and OTLP/JSON line forms).';
 COMMENT ON COLUMN spans.invocation_id IS 'Run folder the span belongs to.';
@@ -236,8 +238,10 @@ COMMENT ON COLUMN spans.dd_grounding_mode_is_string IS 'True when attribute dd.g
 COMMENT ON COLUMN spans.status_code IS 'status.status_code (UNSET, OK, ERROR); ignored by every rule.';
 COMMENT ON COLUMN spans.service_name IS 'resource attribute service.name; ignored by every rule.';
 COMMENT ON COLUMN spans.attributes IS 'All span attributes as a JSON object (OTLP key/value lists flattened).';
-COMMENT ON COLUMN spans.start_unix_nano IS 'Start as integer nanoseconds since the epoch: exact for OTLP lines, start_time x 1000 for SDK lines.';
+COMMENT ON COLUMN spans.start_unix_nano IS 'Start as integer nanoseconds since the epoch: exact for OTLP lines, start_time x 1000 for SDK lines; NULL outside the BIGINT range (before 1678 or after 2261).';
 COMMENT ON COLUMN spans.end_unix_nano IS 'End as integer nanoseconds since the epoch (see start_unix_nano).';
+COMMENT ON COLUMN spans.start_workbench_ns IS 'The workbench''s own time key for start_time: timestamp() x 1e9 as a double (it compares int() of it). trunc(start_workbench_ns) < trunc(x) orders spans exactly as the workbench does, also beyond ~2242 where the double merges adjacent microseconds that start_time keeps apart. OTLP: the nanoseconds as a double.';
+COMMENT ON COLUMN spans.end_workbench_ns IS 'The workbench''s own time key for end_time (see start_workbench_ns).';
 
 CREATE TABLE IF NOT EXISTS payload_refs (
     invocation_id   VARCHAR,

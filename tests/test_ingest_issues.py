@@ -486,3 +486,31 @@ def test_a_parser_failure_keeps_the_run_unlintable_and_the_ingest_going(one, mon
     assert (r["lintable"], r["verifiable"]) == (False, False)
     assert r["unlintable_reason"] == f"{inv}: groundwork could not parse this run (ZeroDivisionError: boom); please report it"
     assert result.runs_loaded == 1 and result.exit_code == 1
+
+
+def test_far_future_times_load_and_keep_the_workbench_time_key(one):
+    # beyond 2262 nanoseconds overflow a BIGINT, and the workbench's int(timestamp() * 1e9) merges
+    # adjacent microseconds: both are kept so rules can order spans exactly as the workbench does
+    from datetime import datetime
+
+    runs, inv, d = one
+    docs = span_lines(d)
+    docs[2]["start_time"] = "2300-01-01T00:00:00.000001Z"
+    docs[2]["end_time"] = "2300-01-01T00:00:00.000002Z"
+    write_span_lines(d, docs)
+    con, _ = check(runs, inv, [])
+    got = con.execute("SELECT start_unix_nano, trunc(start_workbench_ns)::HUGEINT, trunc(end_workbench_ns)::HUGEINT, "
+                      "strftime(end_time, '%Y %f') FROM spans WHERE line_no = 3").fetchall()
+    python = [int(datetime.fromisoformat(docs[2][k].replace("Z", "+00:00")).timestamp() * 1e9)
+              for k in ("start_time", "end_time")]
+    assert python[0] == python[1]  # the workbench cannot tell them apart
+    assert got == [(None, python[0], python[1], "2300 000002")]
+    ordinary = con.execute("SELECT start_unix_nano, trunc(start_workbench_ns)::HUGEINT FROM spans WHERE line_no = 1").fetchall()
+    assert ordinary == [(int(nanos_of(docs[0]["start_time"])), int(datetime.fromisoformat(
+        docs[0]["start_time"].replace("Z", "+00:00")).timestamp() * 1e9))]
+
+
+def nanos_of(iso: str) -> int:
+    from datetime import datetime, timezone
+    delta = datetime.fromisoformat(iso.replace("Z", "+00:00")) - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return ((delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds) * 1000
