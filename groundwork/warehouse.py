@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -18,9 +19,32 @@ def schema_sql() -> str:
     return SCHEMA_SQL.read_text(encoding="utf-8")
 
 
+def _schema_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create every table and view (idempotent)."""
-    con.execute(schema_sql())
+    """Create every table and view (idempotent), in one transaction.
+
+    A warehouse whose schema_info already records the digest of this schema.sql is left alone:
+    re-applying ~600 statements costs a noticeable fraction of a second on every command.
+    """
+    text = schema_sql()
+    digest = _schema_digest(text)
+    try:
+        row = con.execute("SELECT value FROM schema_info WHERE key = 'schema_sha256'").fetchone()
+    except duckdb.CatalogException:
+        row = None
+    if row is not None and row[0] == digest:
+        return
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(text)
+        con.execute("INSERT OR REPLACE INTO schema_info VALUES ('schema_sha256', $d)", {"d": digest})
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
 
 
 def _lock_message(path: str, exc: Exception) -> str:
