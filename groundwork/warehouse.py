@@ -32,10 +32,10 @@ def apply_schema(con: duckdb.DuckDBPyConnection) -> None:
     text = schema_sql()
     digest = _schema_digest(text)
     try:
-        row = con.execute("SELECT value FROM schema_info WHERE key = 'schema_sha256'").fetchone()
+        rows = con.execute("SELECT value FROM schema_info WHERE key = 'schema_sha256'").fetchall()
     except duckdb.CatalogException:
-        row = None
-    if row is not None and row[0] == digest:
+        rows = []
+    if rows and rows[0][0] == digest:
         return
     con.execute("BEGIN TRANSACTION")
     try:
