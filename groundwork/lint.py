@@ -127,35 +127,12 @@ class LintResult:
 # ------------------------------------------------------------------------------------ rendering
 
 
-def _fast_repr_str(value: str) -> str:
-    # Printable ASCII is repr'd identically by every Python version (quote choice and the
-    # escaping of backslash and quote are those of spec 6.10), so the builtin is exact there.
-    if value.isascii() and value.isprintable():
-        return repr(value)
-    return pyrepr.repr_str(value)
-
-
-def _fast_pyrepr(value) -> str:
-    return _fast_repr_str(value) if type(value) is str else pyrepr.pyrepr(value)
-
-
-def _fast_repr_json(text) -> str:
-    # A JSON string without escapes is its own text between the quotes; null is None.
-    if text is None or text == "null":
-        return "None"
-    if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text:
-        return _fast_repr_str(text[1:-1])
-    return pyrepr.repr_json(text)
-
-
 @lru_cache(maxsize=1)
 def _environment():
-    """The project's Jinja environment with exact fast paths for the two repr filters."""
+    """The project's Jinja environment."""
     from reports.render import environment
 
-    env = environment().overlay()
-    env.filters = dict(env.filters, pyrepr=_fast_pyrepr, repr_json=_fast_repr_json)
-    return env
+    return environment()
 
 
 @lru_cache(maxsize=None)

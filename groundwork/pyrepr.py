@@ -41,6 +41,8 @@ def repr_str(s: str) -> str:
     >>> repr_str('a\\nb')
     "'a\\\\nb'"
     """
+    if s.isascii() and s.isprintable():
+        return repr(s)  # printable ASCII: the same in every Python version, and ~5x faster
     quote = '"' if ("'" in s and '"' not in s) else "'"
     out = [quote]
     for ch in s:
@@ -67,6 +69,8 @@ def repr_str(s: str) -> str:
 
 def pyrepr(value) -> str:
     """Return the Python repr of a parsed JSON value (dict order kept)."""
+    if type(value) is str:
+        return repr_str(value)
     if value is None:
         return "None"
     if value is True:
@@ -98,6 +102,9 @@ def loads_exact(text: str):
 
 def repr_json(text: str | None) -> str:
     """Return the Python repr of the value stored as JSON text (NULL/None -> 'None')."""
-    if text is None:
+    if text is None or text == "null":
         return "None"
+    # A JSON string without escapes is its own text between the quotes (fast path).
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text:
+        return repr_str(text[1:-1])
     return pyrepr(loads_exact(text))
