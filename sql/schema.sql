@@ -617,6 +617,7 @@ COMMENT ON VIEW lint_runs IS 'Runs whose files the rules can read: lintable runs
 CREATE OR REPLACE VIEW lint_spans AS
 SELECT s.invocation_id, s.ord, s.line_no, s.name, s.name_json, s.span_id, s.trace_id, s.parent_id,
        s.start_time, s.end_time,
+       s.start_workbench_ns AS start_key, s.end_workbench_ns AS end_key,
        coalesce(s.dd_source_id, 'None')    AS source_id,
        coalesce(s.dd_content_hash, 'None') AS content_hash,
        s.dd_grounding_mode, s.dd_grounding_mode_json, s.dd_grounding_mode_is_string,
@@ -641,15 +642,15 @@ COMMENT ON VIEW lint_root IS 'The single invoke_agent span of runs that have exa
 
 CREATE OR REPLACE VIEW lint_tree AS
 WITH RECURSIVE walk AS (
-    SELECT s.invocation_id, s.ord, s.span_id, s.name, s.start_time, s.end_time, s.source_id,
-           s.content_hash, 0 AS depth,
+    SELECT s.invocation_id, s.ord, s.span_id, s.name, s.start_time, s.end_time, s.start_key,
+           s.end_key, s.source_id, s.content_hash, 0 AS depth,
            '/' || CAST(s.ord AS VARCHAR) || '/' AS path,
            CAST('' AS VARCHAR) AS pop_key, CAST(NULL AS VARCHAR) AS parent_key, false AS cycle
     FROM lint_root r
     JOIN lint_spans s ON s.invocation_id = r.invocation_id AND s.ord = r.root_ord
     UNION ALL
-    SELECT c.invocation_id, c.ord, c.span_id, c.name, c.start_time, c.end_time, c.source_id,
-           c.content_hash, w.depth + 1,
+    SELECT c.invocation_id, c.ord, c.span_id, c.name, c.start_time, c.end_time, c.start_key,
+           c.end_key, c.source_id, c.content_hash, w.depth + 1,
            w.path || CAST(c.ord AS VARCHAR) || '/',
            w.pop_key || lpad(CAST(999999999 - c.ord AS VARCHAR), 9, '0'),
            w.pop_key,
@@ -659,7 +660,7 @@ WITH RECURSIVE walk AS (
     WHERE NOT w.cycle
 )
 SELECT invocation_id, ord, depth, parent_key, cycle, name, span_id, start_time, end_time,
-       source_id, content_hash
+       start_key, end_key, source_id, content_hash
 FROM walk
 WHERE depth > 0;
 COMMENT ON VIEW lint_tree IS 'Descendants of the root (spec 6.1), once per path: a span reached through two copies of a duplicated parent id appears twice, as the workbench counts it. Upstream output order is (parent_key, ord): parent_key encodes the order in which the workbench''s stack pops the parent (negated sibling ords along the path, fixed width, compared as strings). A row with cycle = true re-enters its own path (errata C4); the walk stops there.';
@@ -681,7 +682,8 @@ CREATE OR REPLACE VIEW lint_counts AS
 SELECT j.invocation_id,
        count(t.ord) FILTER (WHERE t.name = 'retrieval') AS retrieval_count,
        count(t.ord) FILTER (WHERE t.name = 'chat')      AS chat_count,
-       min(t.end_time) FILTER (WHERE t.name = 'retrieval') AS first_retrieval_end
+       min(t.end_time) FILTER (WHERE t.name = 'retrieval') AS first_retrieval_end,
+       min(t.end_key) FILTER (WHERE t.name = 'retrieval')  AS first_retrieval_end_key
 FROM lint_judged j LEFT JOIN lint_tree t USING (invocation_id)
 GROUP BY j.invocation_id;
 COMMENT ON VIEW lint_counts IS 'retrieval_count and chat_count over the descendants, duplicates counted (spec 6.1, 6.7), and the earliest end of a retrieval (G1).';
@@ -743,6 +745,8 @@ COMMENT ON COLUMN lint_spans.trace_id IS 'Trace id without 0x.';
 COMMENT ON COLUMN lint_spans.parent_id IS 'Parent span id without 0x; NULL when falsy.';
 COMMENT ON COLUMN lint_spans.start_time IS 'Span start (UTC, microseconds).';
 COMMENT ON COLUMN lint_spans.end_time IS 'Span end (UTC, microseconds).';
+COMMENT ON COLUMN lint_spans.start_key IS 'spans.start_workbench_ns: the workbench''s float-nanosecond start (G1 compares these).';
+COMMENT ON COLUMN lint_spans.end_key IS 'spans.end_workbench_ns: the workbench''s float-nanosecond end.';
 COMMENT ON COLUMN lint_spans.source_id IS 'str() of the source id (the string None when absent).';
 COMMENT ON COLUMN lint_spans.content_hash IS 'str() of the content hash (the string None when absent).';
 COMMENT ON COLUMN lint_spans.dd_grounding_mode IS 'str() of attribute dd.grounding_mode; NULL when the key is absent.';
@@ -767,6 +771,8 @@ COMMENT ON COLUMN lint_tree.name IS 'str() of the span name.';
 COMMENT ON COLUMN lint_tree.span_id IS 'Span id without 0x.';
 COMMENT ON COLUMN lint_tree.start_time IS 'Span start (UTC, microseconds).';
 COMMENT ON COLUMN lint_tree.end_time IS 'Span end (UTC, microseconds).';
+COMMENT ON COLUMN lint_tree.start_key IS 'The workbench''s time key of the start (spans.start_workbench_ns): G1 compares these, exact also where microseconds merge in its float nanoseconds (after ~2242).';
+COMMENT ON COLUMN lint_tree.end_key IS 'The workbench''s time key of the end (spans.end_workbench_ns).';
 COMMENT ON COLUMN lint_tree.source_id IS 'str() of the source id (the string None when absent).';
 COMMENT ON COLUMN lint_tree.content_hash IS 'str() of the content hash (the string None when absent).';
 COMMENT ON COLUMN lint_cycles.invocation_id IS 'The run.';
@@ -796,7 +802,8 @@ COMMENT ON COLUMN lint_judged.input_hash IS 'str() of the root''s dd.input_hash 
 COMMENT ON COLUMN lint_counts.invocation_id IS 'The run.';
 COMMENT ON COLUMN lint_counts.retrieval_count IS 'Retrieval descendants, duplicates counted.';
 COMMENT ON COLUMN lint_counts.chat_count IS 'Chat descendants, duplicates counted.';
-COMMENT ON COLUMN lint_counts.first_retrieval_end IS 'Earliest end_time over retrieval descendants (G1).';
+COMMENT ON COLUMN lint_counts.first_retrieval_end IS 'Earliest end_time over retrieval descendants.';
+COMMENT ON COLUMN lint_counts.first_retrieval_end_key IS 'Earliest end time key (workbench float nanoseconds) over retrieval descendants: what G1 compares chat starts with.';
 COMMENT ON COLUMN lint_retrieved.invocation_id IS 'The run.';
 COMMENT ON COLUMN lint_retrieved.source_id IS 'str() of the source id (the string None when absent).';
 COMMENT ON COLUMN lint_retrieved.content_hash IS 'str() of the content hash (the string None when absent).';

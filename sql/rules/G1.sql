@@ -6,7 +6,8 @@
 -- needs_succeeded: false
 -- order: parent_key, ord
 -- Spec 6.3 G1: chats without any retrieval give one violation; otherwise one per chat (in
--- descendant order, duplicates included) starting strictly before the earliest retrieval end.
+-- descendant order, duplicates included) starting strictly before the earliest retrieval end,
+-- compared on the workbench's own float-nanosecond time keys (spec 2.2).
 SELECT j.invocation_id, CAST('' AS VARCHAR) AS parent_key, -1 AS ord,
        'no_retrieval' AS problem, CAST(NULL AS VARCHAR) AS span_id
 FROM lint_judged j
@@ -17,4 +18,4 @@ SELECT t.invocation_id, t.parent_key, t.ord, 'chat_before_retrieval', t.span_id
 FROM lint_tree t
 JOIN lint_judged j USING (invocation_id)
 JOIN lint_counts c USING (invocation_id)
-WHERE j.mode = 'retrieval' AND t.name = 'chat' AND t.start_time < c.first_retrieval_end
+WHERE j.mode = 'retrieval' AND t.name = 'chat' AND t.start_key < c.first_retrieval_end_key
