@@ -128,33 +128,8 @@ def scoped_items(con, runs=None):
             con.unregister("_verify_scope")
 
 
-def mark_string_refs(con, rows: list[dict]) -> None:
-    """Set ``snapshot_ref_is_string`` on violation rows: the messages print repr(snapshot_ref).
-
-    ``evidence.snapshot_ref`` holds str(value); for every non-string JSON value repr() equals
-    str(), so only "was it a JSON string?" is missing. It is read from the stored envelope for
-    the (few) violation rows only.
-    """
-    if not rows:
-        return
-    con.register("_verify_keys", pa.table({"invocation_id": pa.array([r["invocation_id"] for r in rows], pa.string()),
-                                           "ord": pa.array([r["ord"] for r in rows], pa.int32())}))
-    try:
-        found = {(inv, o): flag for inv, o, flag in con.execute(
-            "SELECT k.invocation_id, k.ord, coalesce(json_type(json_extract(r.envelope_json, "
-            "'$.evidence[' || k.ord || '].snapshot_ref')) = 'VARCHAR', FALSE) "
-            "FROM _verify_keys k JOIN runs r ON r.invocation_id = k.invocation_id").fetchall()}
-    finally:
-        con.unregister("_verify_keys")
-    for row in rows:
-        row["snapshot_ref_is_string"] = found.get((row["invocation_id"], row["ord"]), row["snapshot_ref"] != "None")
-
-
 def violation_messages(rows: list[dict]) -> list[str]:
-    """Exact S1/S2 messages for rows of sql/rules/S1.sql / S2.sql (templates verify/S1, S2).
-
-    Each row needs ``snapshot_ref_is_string`` (see :func:`mark_string_refs`).
-    """
+    """Exact S1/S2 messages for rows of sql/rules/S1.sql / S2.sql (templates verify/S1, S2)."""
     for row in rows:
         if row["code"] == "S2" and row["actual_hash"] is None and row["hash_error"] is None:
             row["hash_error"] = unknown_message(row["canonicalisation"])  # unregistered name (K2)
@@ -214,7 +189,6 @@ def verify_warehouse(con, sources_path, *, runs=None, record=True) -> VerifyResu
         unresolved = _rule_rows(con, rules[UNRESOLVED_RULE], cfg)
 
     violations.sort(key=lambda r: (r["invocation_id"], r["ord"]))
-    mark_string_refs(con, violations)
     for row, text in zip(violations, violation_messages(violations)):
         row["message"] = text
     by_run_violations: dict[str, list[dict]] = {}

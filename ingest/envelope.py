@@ -164,7 +164,7 @@ def evidence_rows(env, inv: str, fast: bool = False) -> list[tuple]:
     for i, ev in enumerate(evidence):
         if not isinstance(ev, dict):
             rows.append((inv, i, None, None, None, None, None, None, None, None, None, None, None, None, None,
-                         json_type(ev) or "null", dumps(ev, fast)))
+                         json_type(ev) or "null", dumps(ev, fast), None))
             continue
         canon = ev.get("canonicalisation")
         has_content = "content" in ev and ev["content"] is not None
@@ -185,7 +185,7 @@ def evidence_rows(env, inv: str, fast: bool = False) -> list[tuple]:
             json_type(content) if has_content else None,
             dumps_doc(content, fast) if has_content else None,
             computed, error,
-            "object", dumps(ev, fast),
+            "object", dumps(ev, fast), dumps(ev.get("snapshot_ref"), fast),
         ))
     return rows
 

@@ -15,7 +15,7 @@ from .spans import check_cycles, parse_spans
 from .tables import COLUMNS, RowSet
 
 # Bump when parsing changes what is stored: runs loaded by an older parser are reloaded.
-PARSER_VERSION = 2
+PARSER_VERSION = 3  # 3: evidence.snapshot_ref_json
 
 ENVELOPE = "envelope.json"
 SPANS = "spans.jsonl"

@@ -51,7 +51,7 @@ COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
         ("content_hash", S), ("canonicalisation", S), ("canonicalisation_json", S),
         ("snapshot_ref", S), ("source_uri", S), ("retrieved_at", S), ("hash_algorithm", S),
         ("content_type", S), ("content_json", J), ("computed_hash", S), ("canonical_error", S),
-        ("item_type", S), ("item_json", S),
+        ("item_type", S), ("item_json", S), ("snapshot_ref_json", S),
     ],
     "delegations": [
         ("invocation_id", S), ("ord", I), ("delegated_invocation_id", S), ("content_hash", S),

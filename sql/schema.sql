@@ -278,7 +278,8 @@ CREATE TABLE IF NOT EXISTS evidence (
     computed_hash       VARCHAR,
     canonical_error     VARCHAR,
     item_type           VARCHAR,
-    item_json           VARCHAR
+    item_json           VARCHAR,
+    snapshot_ref_json   VARCHAR
 );
 COMMENT ON TABLE evidence IS 'One row per envelope evidence element, in order, with the hash of its content recomputed under its canonicalisation (spec 4).';
 COMMENT ON COLUMN evidence.invocation_id IS 'Run folder.';
@@ -297,6 +298,7 @@ COMMENT ON COLUMN evidence.content_json IS 'The content document as stored.';
 COMMENT ON COLUMN evidence.computed_hash IS 'SHA-256 of content under its canonicalisation (Python-compatible canonical JSON); NULL when content is not an object or hashing failed.';
 COMMENT ON COLUMN evidence.item_type IS 'JSON type of the evidence element: object normally; anything else (null, string, ...) makes the run unlintable and unverifiable, and then every other column but item_json is NULL.';
 COMMENT ON COLUMN evidence.item_json IS 'Raw JSON of the whole evidence element (Python json.dumps form).';
+COMMENT ON COLUMN evidence.snapshot_ref_json IS 'Raw JSON of snapshot_ref (null when absent), for repr in S1/S2 messages (spec 5.4: an absent ref prints None).';
 COMMENT ON COLUMN evidence.canonical_error IS 'Hashing error text when computed_hash is NULL for an object content (e.g. unknown canonicalisation ...; registered: [...]).';
 
 CREATE TABLE IF NOT EXISTS delegations (
@@ -521,7 +523,9 @@ CREATE OR REPLACE VIEW source_check_items AS
 SELECT e.invocation_id,
        e.ord,
        e.source_id,
+       e.source_id_json,
        e.snapshot_ref,
+       e.snapshot_ref_json,
        e.content_hash,
        e.canonicalisation,
        r.agent_id

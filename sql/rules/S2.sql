@@ -4,7 +4,7 @@
 -- modes: all
 -- needs_succeeded: false
 -- order: ord
-SELECT invocation_id, ord, 'S2' AS code, source_id, snapshot_ref, content_hash,
+SELECT invocation_id, ord, 'S2' AS code, source_id, source_id_json, snapshot_ref, snapshot_ref_json, content_hash,
        canonicalisation, actual_hash, hash_error
 -- One row per evidence item whose cited record exists in the copy but whose hash under the
 -- item's canonicalisation is unknown (unregistered name), cannot be computed (hash_error), or
@@ -13,7 +13,9 @@ FROM (
     SELECT i.invocation_id,
            i.ord,
            i.source_id,
+           i.source_id_json,
            i.snapshot_ref,
+           i.snapshot_ref_json,
            i.content_hash,
            i.canonicalisation,
            CASE WHEN i.canonicalisation = 'json-sorted-utf8-v1' THEN rec.hash_fairsharing
