@@ -17,6 +17,7 @@ from groundwork import queries
 from groundwork.investigate import run
 from groundwork.warehouse import connect
 from investigation_support import build_corpus_warehouse, gw
+from tests.reference.linter import grounded_on_values  # the spec 6.5 walk, independent of groundwork
 
 
 @pytest.fixture(scope="module")
@@ -43,19 +44,6 @@ def saved(path, name, **params):
         return [dict(zip(result.columns, row)) for batch in result.batches for row in batch]
     finally:
         con.close()
-
-
-def grounded_on_values(value):
-    """The grounded_on walk of spec 6.5, in plain Python."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if key == "grounded_on":
-                yield item
-            else:
-                yield from grounded_on_values(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from grounded_on_values(item)
 
 
 def test_runs_citing_source(corpus_path, envelopes):
