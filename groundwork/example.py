@@ -26,6 +26,8 @@ VOLATILE = {
     "ingests": ("started_at", "finished_at", "tool_version"),
     "lints": ("started_at", "finished_at", "ruleset_hash", "tool_version"),
     "run_files": ("mtime_ns",),
+    "archive_files": ("mtime_ns",),
+    "runs": ("files_fingerprint",),  # covers mtimes, which a fresh checkout sets anew
     "source_configs": ("loaded_at",),
     "source_copies": ("loaded_at",),
     "nightlies": ("started_at", "finished_at"),
