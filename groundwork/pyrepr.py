@@ -108,3 +108,17 @@ def repr_json(text: str | None) -> str:
     if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text:
         return repr_str(text[1:-1])
     return pyrepr(loads_exact(text))
+
+
+def repr_str_json(text: str | None, fallback: str | None = None) -> str:
+    """Return repr(str(value)) of the value stored as JSON text.
+
+    The rules compare str() forms (spec 6.1, 5.4 step 1) and print them with repr; taking the
+    value from its JSON text keeps characters a VARCHAR cannot hold (lone surrogates). Without
+    JSON text, ``fallback`` (the str() form) is printed, or 'None'.
+    """
+    if text is None:
+        return repr_str("None" if fallback is None else fallback)
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text:
+        return repr_str(text[1:-1])
+    return repr_str(pystr(loads_exact(text)))

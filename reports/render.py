@@ -11,7 +11,7 @@ from functools import lru_cache
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from groundwork.paths import TEMPLATES_DIR
-from groundwork.pyrepr import pyrepr, repr_json
+from groundwork.pyrepr import pyrepr, repr_json, repr_str_json
 
 
 def _h12(value) -> str:
@@ -31,6 +31,7 @@ def environment() -> Environment:
     )
     env.filters["repr_json"] = repr_json   # JSON text column -> Python repr
     env.filters["pyrepr"] = pyrepr         # parsed value -> Python repr
+    env.filters["repr_str_json"] = repr_str_json  # JSON text column -> repr of its str()
     env.filters["h12"] = _h12
     from reports.filters import register as _register_report_filters  # visible, md, xml_chars, ...
 
