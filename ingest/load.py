@@ -47,7 +47,7 @@ from .parse import PARSER_VERSION, failed_run, file_rows, issue_rows, parse_run
 from .scan import INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name, list_run, read_files
 from .tables import COLUMNS, RUN_TABLES, RowSet, column_list, to_arrow
 
-CHUNK = 48            # runs per worker task
+CHUNK = 256           # runs per worker task, at most (see _chunk_size)
 LOOKUP = 1024         # runs per fingerprint look-up query
 BATCH_RUNS = 2000     # runs per transaction
 BATCH_ROWS = 150_000  # or fewer when the runs are large
@@ -284,7 +284,10 @@ class _Writer:
             if self.error is not None:
                 continue  # drain; the main thread re-raises
             try:
-                self.issues_new += write_batch(self.con, batch)
+                if isinstance(batch, pa.Table):  # invocations.jsonl rows, staged until the final transaction
+                    _insert(self.con, "_gw_index_stage", batch, columns=column_list("invocation_index"))
+                else:
+                    self.issues_new += write_batch(self.con, batch)
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 self.error = exc
 
@@ -390,7 +393,13 @@ class _Loader:
         self.existing.update(found)
         return [(n, found.get(n)) for n in names]
 
-    def take(self, res: ChunkResult, result: IngestResult) -> None:
+    def take(self, res, result: IngestResult) -> None:
+        if isinstance(res, tuple):  # process_index_lines: (rows, issues)
+            rows, problems = res
+            self.index_issues.extend(problems)
+            if rows:
+                self.writer.put(to_arrow("invocation_index", rows))
+            return
         result.runs_loaded += len(res.loaded)
         result.runs_unchanged += len(res.unchanged)
         result.runs_rejected += len(res.rejected)
@@ -510,10 +519,10 @@ def _with_table(con, name: str, tbl: pa.Table, fn):
         con.unregister(name)
 
 
-def _insert(con, table: str, tbl: pa.Table) -> None:
+def _insert(con, table: str, tbl: pa.Table, columns: str | None = None) -> None:
     if tbl.num_rows == 0:
         return
-    cols = column_list(table)
+    cols = columns or column_list(table)
     _with_table(con, "_gw_rows", tbl, lambda: con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _gw_rows"))
 
 
@@ -600,6 +609,12 @@ def _bounded_memory(con):
                 pass
 
 
+def _chunk_size(total: int, workers: int) -> int:
+    """Runs per worker task: large enough that per-task costs (Arrow tables, pickling) vanish,
+    small enough that every worker gets many tasks."""
+    return max(8, min(CHUNK, total // (max(workers, 1) * 16)))
+
+
 def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs) -> IngestResult:
     loader = _Loader(con, root, progress, _default_workers() if workers is None else workers, rehash, batch_runs)
     loader.t0 = t0
@@ -607,15 +622,18 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs) -
     result = IngestResult(ingest_id, loader.root_real)
 
     # first pass: count run folders (cheap; names are not kept) so progress can show a total
-    total = sum(1 for kind, _ in classify_root(loader.root) if kind in ("run", "bad-name"))
+    total = 0
+    index_present = schemas_present = False
+    for kind, _ in classify_root(loader.root):
+        total += kind in ("run", "bad-name")
+        index_present |= kind == "index"
+        schemas_present |= kind == "schemas"
     if progress is not None:
         progress(0, total)
     small = total < 200
-    index_present = False
-    schemas_present = False
+    chunk_size = _chunk_size(total, loader.workers)
 
     def run_names():
-        nonlocal index_present, schemas_present
         for kind, name in classify_root(loader.root):
             if kind == "run":
                 yield name
@@ -624,27 +642,34 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs) -
                 result.runs_rejected += 1
                 loader.archive_issues.reject(display_name(name), K.BAD_NAME,
                                              "folder name is not valid UTF-8; not loaded")
-            elif kind == "index":
-                index_present = True
-            elif kind == "schemas":
-                schemas_present = True
-            else:
+            elif kind not in ("index", "schemas"):
                 loader.archive_issues.add(display_name(name), None, K.UNEXPECTED_ENTRY,
                                           "not a run folder, invocations.jsonl or schemas/; ignored")
 
+    index = _IndexLoad.begin(loader, index_present)
+
+    def tasks():
+        # the index first: its lines are parsed by the workers alongside the run folders
+        if index is not None:
+            for block in index.blocks():
+                yield process_index_lines, (block,)
+        for lookup_names in _chunks(run_names(), LOOKUP):
+            result.folders_seen += len(lookup_names)
+            items = loader.lookup(lookup_names)
+            for chunk in _chunks(items, chunk_size):
+                yield process_chunk, (loader.root, loader.root_real, ingest_id, chunk, rehash)
+
     try:
         with _Pool(0 if small else loader.workers) as pool:
-            for lookup_names in _chunks(run_names(), LOOKUP):
-                result.folders_seen += len(lookup_names)
-                items = loader.lookup(lookup_names)
-                for chunk in _chunks(items, CHUNK):
-                    for res in pool.submit(process_chunk, loader.root, loader.root_real, ingest_id, chunk, rehash):
-                        loader.take(res, result)
+            for fn, args in tasks():
+                for res in pool.submit(fn, *args):
+                    loader.take(res, result)
             for res in pool.drain():
                 loader.take(res, result)
             loader.flush(result)
             loader.close_writer(result)
-            _load_index(loader, pool, index_present)
+        if index is not None:
+            index.commit()
         schema_state = _load_schemas(loader, schemas_present)
         loader.finish(result, schema_state)
     finally:
@@ -659,79 +684,93 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs) -
     return result
 
 
-def _load_index(loader: _Loader, pool: _Pool, present: bool):
-    """Replace invocation_index by runs/invocations.jsonl when the file changed (one transaction)."""
-    loader.index_missing = not present
-    path = os.path.join(loader.root, INDEX_FILE)
-    if not present:
-        return None
-    if os.path.islink(path) and not _inside(loader.root_real, path):
-        loader.archive_issues.add(INDEX_FILE, None, K.SYMLINK_OUTSIDE, "symlink leading outside the archive; not read")
-        return None
-    changed, _ = loader.archive_file_changed(INDEX_FILE, path)
-    if not changed:
-        loader.index_issues = [(p, line, kind, msg) for p, line, kind, msg in loader.con.execute(
-            "SELECT path, line, kind, message FROM ingest_issues WHERE invocation_id IS NULL AND path = ?",
-            [INDEX_FILE]).fetchall()]
-        return None
-    con = loader.con
-    h = hashlib.sha256()
-    cols = column_list("invocation_index")
-    # one transaction: the index rows, their fingerprint and their issues land together or not at all
-    con.execute("BEGIN")
-    try:
-        con.execute("DELETE FROM invocation_index")
+class _IndexLoad:
+    """Replace invocation_index by runs/invocations.jsonl when the file changed.
+
+    The lines are read here and parsed by the worker pool together with the run folders; their
+    rows are staged in a TEMP table by the writer thread, and ``commit`` swaps them in with their
+    fingerprint and issues in one transaction (a kill before it leaves the old index intact).
+    """
+
+    def __init__(self, loader: _Loader, path: str, stat):
+        self.loader = loader
+        self.path = path
+        self.stat = stat
+        self.hash = hashlib.sha256()
+
+    @classmethod
+    def begin(cls, loader: _Loader, present: bool) -> "_IndexLoad | None":
+        """None when there is nothing to load (no index, a refused symlink, or unchanged)."""
+        loader.index_missing = not present
+        path = os.path.join(loader.root, INDEX_FILE)
+        if not present:
+            return None
+        if os.path.islink(path) and not _inside(loader.root_real, path):
+            loader.archive_issues.add(INDEX_FILE, None, K.SYMLINK_OUTSIDE, "symlink leading outside the archive; not read")
+            return None
+        changed, _ = loader.archive_file_changed(INDEX_FILE, path)
+        if not changed:
+            loader.index_issues = [(p, line, kind, msg) for p, line, kind, msg in loader.con.execute(
+                "SELECT path, line, kind, message FROM ingest_issues WHERE invocation_id IS NULL AND path = ?",
+                [INDEX_FILE]).fetchall()]
+            return None
+        loader.con.execute("CREATE OR REPLACE TEMP TABLE _gw_index_stage AS SELECT * FROM invocation_index LIMIT 0")
         try:
             st = os.stat(path)
-            with open(path, "rb") as fh:
-                def blocks():
-                    buf = []
-                    for line_no, raw in enumerate(_lines(fh, h), 1):
-                        if len(raw) > 16 * 1024 * 1024:
-                            loader.index_issues.append((INDEX_FILE, line_no, K.LINE_TOO_LONG,
-                                                        f"line is {len(raw)} bytes, over 16 MiB"))
-                        buf.append((line_no, raw))
-                        if len(buf) >= INDEX_LINES:
-                            yield buf
-                            buf = []
-                    if buf:
-                        yield buf
-
-                def take(res):
-                    rows, problems = res
-                    loader.index_issues.extend(problems)
-                    if rows:
-                        _insert(con, "invocation_index", to_arrow("invocation_index", rows))
-
-                for block in blocks():
-                    for res in pool.submit(process_index_lines, block):
-                        take(res)
-                for res in pool.drain():
-                    take(res)
         except OSError as exc:
             loader.index_issues.append((INDEX_FILE, None, K.UNREADABLE, f"cannot read: {exc.strerror or exc}"))
             st = None
-        # the same invocation id on two lines (in SQL: memory stays flat however long the index is)
-        loader.index_issues.extend(
-            (INDEX_FILE, line, K.DUPLICATE_ID, f"invocation_id {inv} already indexed on line {first}")
-            for line, inv, first in con.execute(f"""
-                SELECT line_no, invocation_id, first FROM (
-                    SELECT line_no, invocation_id, min(line_no) OVER (PARTITION BY invocation_id) AS first
-                    FROM invocation_index WHERE invocation_id IS NOT NULL)
-                WHERE line_no > first ORDER BY line_no""").fetchall())
-        con.execute("DELETE FROM archive_files WHERE path = ?", [INDEX_FILE])
-        if st is not None:
-            con.execute("INSERT INTO archive_files (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",
-                        [INDEX_FILE, st.st_size, st.st_mtime_ns, h.hexdigest()])
-        con.execute("DELETE FROM ingest_issues WHERE invocation_id IS NULL AND path = ?", [INDEX_FILE])
-        _insert(con, "ingest_issues", to_arrow("ingest_issues", [
-            (loader.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in loader.index_issues]))
-        _crash_point("index-before-commit")
-        con.execute("COMMIT")
-    except BaseException:
-        _rollback(con)
-        raise
-    return None
+        return cls(loader, path, st)
+
+    def blocks(self):
+        """Blocks of (line_no, raw line) for the workers."""
+        if self.stat is None:
+            return
+        issues = self.loader.index_issues
+        buf = []
+        try:
+            with open(self.path, "rb") as fh:
+                for line_no, raw in enumerate(_lines(fh, self.hash), 1):
+                    if len(raw) > 16 * 1024 * 1024:
+                        issues.append((INDEX_FILE, line_no, K.LINE_TOO_LONG, f"line is {len(raw)} bytes, over 16 MiB"))
+                    buf.append((line_no, raw))
+                    if len(buf) >= INDEX_LINES:
+                        yield buf
+                        buf = []
+        except OSError as exc:
+            issues.append((INDEX_FILE, None, K.UNREADABLE, f"cannot read: {exc.strerror or exc}"))
+            self.stat = None
+        if buf:
+            yield buf
+
+    def commit(self) -> None:
+        loader, con = self.loader, self.loader.con
+        cols = column_list("invocation_index")
+        con.execute("BEGIN")
+        try:
+            con.execute("DELETE FROM invocation_index")
+            con.execute(f"INSERT INTO invocation_index ({cols}) SELECT {cols} FROM _gw_index_stage ORDER BY line_no")
+            # the same invocation id on two lines (in SQL: memory stays flat however long the index is)
+            loader.index_issues.extend(
+                (INDEX_FILE, line, K.DUPLICATE_ID, f"invocation_id {inv} already indexed on line {first}")
+                for line, inv, first in con.execute("""
+                    SELECT line_no, invocation_id, first FROM (
+                        SELECT line_no, invocation_id, min(line_no) OVER (PARTITION BY invocation_id) AS first
+                        FROM invocation_index WHERE invocation_id IS NOT NULL)
+                    WHERE line_no > first ORDER BY line_no""").fetchall())
+            con.execute("DELETE FROM archive_files WHERE path = ?", [INDEX_FILE])
+            if self.stat is not None:
+                con.execute("INSERT INTO archive_files (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",
+                            [INDEX_FILE, self.stat.st_size, self.stat.st_mtime_ns, self.hash.hexdigest()])
+            con.execute("DELETE FROM ingest_issues WHERE invocation_id IS NULL AND path = ?", [INDEX_FILE])
+            _insert(con, "ingest_issues", to_arrow("ingest_issues", [
+                (loader.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in loader.index_issues]))
+            _crash_point("index-before-commit")
+            con.execute("COMMIT")
+        except BaseException:
+            _rollback(con)
+            raise
+        con.execute("DROP TABLE IF EXISTS _gw_index_stage")
 
 
 def _lines(fh, h):
