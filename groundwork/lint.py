@@ -21,6 +21,7 @@ appending row by row per run reproduces the order of spec 6.2.
 from __future__ import annotations
 
 import collections
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -159,6 +160,42 @@ def render_many(name: str, rows: list, var: str = "r") -> list[str]:
         return pieces[:-1]
     # Some value carried a NUL itself: render those rows one by one.
     return [template.render(rows=[row])[:-1] for row in rows]
+
+
+@lru_cache(maxsize=None)
+def _reads_run_id(name: str) -> bool:
+    """Whether template ``name`` looks at ``invocation_id`` (else a row's text depends only on
+    its other columns)."""
+    env = _environment()
+    return re.search(r"\binvocation_id\b", env.loader.get_source(env, name)[0]) is not None
+
+
+def render_rows(name: str, columns: list[str], rows: list[tuple]) -> list[str]:
+    """Render template ``name`` for rule rows (tuples whose first column is ``invocation_id``).
+
+    A text is a pure function of the row's values, so each distinct row (ignoring the run, when
+    the template does not print it) is rendered once and its text shared.
+    """
+    if not rows:
+        return []
+    Row = _row_type(tuple(columns))
+    skip = 0 if _reads_run_id(name) else 1
+    index: dict[tuple, int] = {}
+    setdefault = index.setdefault
+    positions = [setdefault(row[skip:], len(index)) for row in rows]
+    if skip:
+        distinct = [Row(None, *key) for key in index]
+    else:
+        distinct = [Row._make(key) for key in index]
+    texts = render_many(name, distinct)
+    if len(distinct) == len(rows):
+        return texts
+    return [texts[p] for p in positions]
+
+
+@lru_cache(maxsize=64)
+def _row_type(columns: tuple[str, ...]):
+    return collections.namedtuple("Row", columns, rename=True)
 
 
 def render_message(rule: rules_mod.Rule, row) -> str:
@@ -329,8 +366,7 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> tuple[list[RunVerdict],
             columns, rows = rules_mod.run(con, rule)
             if not rows:
                 continue
-            Row = collections.namedtuple("Row", columns, rename=True)
-            texts = render_many(rule.template, list(map(Row._make, rows)))
+            texts = render_rows(rule.template, columns, rows)
             code = rule.code
             if rule.kind == "rule":
                 for row, text in zip(rows, texts):
@@ -363,8 +399,17 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> tuple[list[RunVerdict],
             verdict = RunVerdict(invocation_id, FAILED, mode, n_retrieval, n_chat, entry[1], entry[0], found, None, None)
             verdicts.append(verdict)
             failed.append(verdict)
-    for verdict, text in zip(failed, render_many("lint/grounding.txt.j2", failed, "v")):
-        verdict.summary = text[:-1]
+    # A failing run's text depends only on its mode, counts and messages: render each distinct
+    # combination once.
+    index: dict[tuple, int] = {}
+    setdefault = index.setdefault
+    positions = [setdefault((v.mode, v.retrieval_count, v.chat_count, tuple(v.violations)), len(index))
+                 for v in failed]
+    distinct = [_Verdict(False, mode, n_retrieval, n_chat, list(messages))
+                for mode, n_retrieval, n_chat, messages in index]
+    texts = [text[:-1] for text in render_many("lint/grounding.txt.j2", distinct, "v")]
+    for verdict, p in zip(failed, positions):
+        verdict.summary = texts[p]
     return verdicts, [(row[-2], row[-1]) for row in base], findings_count
 
 

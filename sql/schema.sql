@@ -645,13 +645,43 @@ WHERE s.name = 'invoke_agent';
 COMMENT ON VIEW lint_root IS 'The single invoke_agent span of runs that have exactly one (spec 6.2 step 1).';
 
 CREATE OR REPLACE VIEW lint_tree AS
-WITH RECURSIVE walk AS (
-    SELECT s.invocation_id, s.ord, s.span_id, s.name, s.start_time, s.end_time, s.start_key,
-           s.end_key, s.source_id, s.content_hash, 0 AS depth,
-           '/' || CAST(s.ord AS VARCHAR) || '/' AS path,
-           CAST('' AS VARCHAR) AS pop_key, CAST(NULL AS VARCHAR) AS parent_key, false AS cycle
-    FROM lint_root r
-    JOIN lint_spans s ON s.invocation_id = r.invocation_id AND s.ord = r.root_ord
+WITH RECURSIVE
+-- The walk of spec 6.1 without recursing where no run needs it: the children of the root are one
+-- join; only spans whose parent is another span (parent_id set and not the root's id, or any
+-- child of the root in a run where a child shares the root's id) can sit deeper, so only they
+-- feed the recursive part, which starts from the children of the root that have such children.
+under_root AS (
+    SELECT s.invocation_id, s.ord, s.span_id, s.parent_id, s.name, s.start_time, s.end_time,
+           s.start_key, s.end_key, s.source_id, s.content_hash, r.root_ord, r.root_span_id
+    FROM lint_spans s
+    JOIN lint_root r USING (invocation_id)
+    WHERE s.parent_id IS NOT NULL
+),
+level1 AS (
+    SELECT invocation_id, ord, span_id, parent_id, name, start_time, end_time, start_key, end_key,
+           source_id, content_hash, root_ord, root_span_id, ord = root_ord AS cycle
+    FROM under_root
+    WHERE parent_id = root_span_id
+),
+deep_spans AS (
+    SELECT invocation_id, ord, span_id, parent_id, name, start_time, end_time, start_key, end_key,
+           source_id, content_hash
+    FROM under_root
+    WHERE parent_id <> root_span_id
+    UNION ALL
+    SELECT invocation_id, ord, span_id, parent_id, name, start_time, end_time, start_key, end_key,
+           source_id, content_hash
+    FROM level1 l
+    WHERE l.invocation_id IN (SELECT invocation_id FROM level1 WHERE span_id = root_span_id)
+),
+walk AS (
+    SELECT l.invocation_id, l.ord, l.span_id, l.name, l.start_time, l.end_time, l.start_key,
+           l.end_key, l.source_id, l.content_hash, 1 AS depth,
+           '/' || CAST(l.root_ord AS VARCHAR) || '/' || CAST(l.ord AS VARCHAR) || '/' AS path,
+           lpad(CAST(999999999 - l.ord AS VARCHAR), 9, '0') AS pop_key,
+           CAST('' AS VARCHAR) AS parent_key, l.cycle
+    FROM level1 l
+    WHERE EXISTS (SELECT 1 FROM deep_spans c WHERE c.invocation_id = l.invocation_id AND c.parent_id = l.span_id)
     UNION ALL
     SELECT c.invocation_id, c.ord, c.span_id, c.name, c.start_time, c.end_time, c.start_key,
            c.end_key, c.source_id, c.content_hash, w.depth + 1,
@@ -660,13 +690,18 @@ WITH RECURSIVE walk AS (
            w.pop_key,
            instr(w.path, '/' || CAST(c.ord AS VARCHAR) || '/') > 0
     FROM walk w
-    JOIN lint_spans c ON c.invocation_id = w.invocation_id AND c.parent_id = w.span_id
+    JOIN deep_spans c ON c.invocation_id = w.invocation_id AND c.parent_id = w.span_id
     WHERE NOT w.cycle
 )
+SELECT invocation_id, ord, 1 AS depth, CAST('' AS VARCHAR) AS parent_key, cycle, name, span_id,
+       start_time, end_time, start_key, end_key, source_id, content_hash
+FROM level1
+UNION ALL
 SELECT invocation_id, ord, depth, parent_key, cycle, name, span_id, start_time, end_time,
        start_key, end_key, source_id, content_hash
 FROM walk
-WHERE depth > 0;
+WHERE depth > 1;
+
 COMMENT ON VIEW lint_tree IS 'Descendants of the root (spec 6.1), once per path: a span reached through two copies of a duplicated parent id appears twice, as the workbench counts it. Upstream output order is (parent_key, ord): parent_key encodes the order in which the workbench''s stack pops the parent (negated sibling ords along the path, fixed width, compared as strings). A row with cycle = true re-enters its own path (errata C4); the walk stops there.';
 
 CREATE OR REPLACE VIEW lint_cycles AS
