@@ -90,7 +90,49 @@ def list_run(root: str, root_real: str, name: str) -> RunListing:
     return listing
 
 
-def _walk(folder: str, prefix: str, root_real: str, listing: RunListing, depth: int) -> None:
+def list_and_read(root: str, root_real: str, name: str) -> RunListing:
+    """``list_run`` followed by ``read_files``, with the same result, in fewer system calls.
+
+    Regular files at the top of the run folder (nearly all of them) are opened straight away:
+    their size and mtime come from fstat on the open file, and the bytes are read with os.read
+    (no stat by path, no buffered file object). Anything else takes the path of list_run and
+    read_files, so its issues are exactly theirs.
+    """
+    listing = RunListing(name)
+    top = os.path.join(root, name)
+    if os.path.islink(top) and not inside(root_real, top):
+        listing.reject = (K.SYMLINK_OUTSIDE, f"run folder is a symlink to {display_name(os.path.realpath(top))}, outside the archive")
+        return listing
+    _walk(top, "", root_real, listing, 0, read=True)
+    read_files(root, listing)
+    return listing
+
+
+def _read_open(path: str) -> FileEntry | None:
+    """(size, mtime, bytes) of a regular file through one open file; None on any trouble (the
+    caller then takes the slow path, which words the issue)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat_mod.S_ISREG(st.st_mode):
+            return None
+        data = os.read(fd, st.st_size + 1)
+        if len(data) > st.st_size:  # growing while we read: take everything there is
+            parts = [data]
+            while chunk := os.read(fd, 1 << 20):
+                parts.append(chunk)
+            data = b"".join(parts)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return FileEntry("", len(data), st.st_mtime_ns, data, hashlib.sha256(data).hexdigest(), listed_size=st.st_size)
+
+
+def _walk(folder: str, prefix: str, root_real: str, listing: RunListing, depth: int, read: bool = False) -> None:
     try:
         it = os.scandir(folder)
     except OSError as exc:
@@ -106,6 +148,17 @@ def _walk(folder: str, prefix: str, root_real: str, listing: RunListing, depth: 
         if not name_ok(entry.name):
             listing.problems.append((display_name(rel), K.BAD_NAME, "file name is not valid UTF-8; not read"))
             continue
+        if read and depth == 0:
+            try:
+                plain = entry.is_file(follow_symlinks=False)
+            except OSError:
+                plain = False
+            if plain:
+                f = _read_open(entry.path)
+                if f is not None:
+                    f.rel = rel
+                    listing.files[rel] = f
+                    continue
         try:
             is_link = entry.is_symlink()
             if is_link and not inside(root_real, entry.path):
@@ -133,7 +186,7 @@ def read_files(root: str, listing: RunListing) -> None:
     """Read the bytes of every listed file and hash them (errors recorded on the entry)."""
     base = os.path.join(root, listing.name)
     for f in listing.files.values():
-        if f.error is not None:
+        if f.error is not None or f.data is not None:
             continue
         try:
             with open(os.path.join(base, f.rel), "rb") as fh:
