@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+
+import orjson
 
 from .pyrepr import pyrepr, pystr
 
@@ -16,8 +19,28 @@ class CanonicalisationError(ValueError):
     """Hashing failed; str(error) is the exact text the workbench prints."""
 
 
-def canonical_bytes(value) -> bytes:
-    """Serialise like json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False), UTF-8."""
+# orjson writes every string, integer, boolean and null exactly as json.dumps(ensure_ascii=False)
+# does (all escapes checked over every code point) and sorts keys in the same code point order;
+# floats differ only where it writes an exponent or a plain decimal below 1e-4 (Python writes
+# 1e-05 where orjson writes 0.00001). Its output is kept only when neither can occur.
+_ORJSON_MAY_DIFFER = re.compile(rb"[0-9][eE]|0\.0000")
+
+
+def canonical_bytes(value, fast: bool = False) -> bytes:
+    """Serialise like json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False), UTF-8.
+
+    ``fast`` may be passed for a value orjson parsed (so it holds no integer beyond 64 bits, no
+    NaN/Infinity and no lone surrogate): orjson then serialises it, unless its output could
+    differ from json.dumps (see _ORJSON_MAY_DIFFER) or it refuses the value (nesting deeper than
+    254), in which case json.dumps does.
+    """
+    if fast:
+        try:
+            data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except orjson.JSONEncodeError:
+            data = None
+        if data is not None and _ORJSON_MAY_DIFFER.search(data) is None:
+            return data
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     try:
         return text.encode("utf-8")
@@ -53,6 +76,7 @@ def project(name, record):
     return record
 
 
-def content_hash(name, record) -> str:
-    """Return the SHA-256 hex of the canonical bytes of ``record`` under ``name``."""
-    return sha256_hex(canonical_bytes(project(name, record)))
+def content_hash(name, record, fast: bool = False) -> str:
+    """Return the SHA-256 hex of the canonical bytes of ``record`` under ``name`` (``fast`` as
+    for canonical_bytes)."""
+    return sha256_hex(canonical_bytes(project(name, record), fast))

@@ -37,7 +37,7 @@ def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str 
         issues.add(path, None, K.WRONG_TYPE, f"envelope is a JSON {json_type(env) or 'null'}, not an object",
                    lint=True, verify=True)
         try:
-            cols["envelope_hash"] = content_hash("dd-envelope-json-v1", env)
+            cols["envelope_hash"] = content_hash("dd-envelope-json-v1", env, fast)
         except CanonicalisationError:
             cols["envelope_hash"] = None
         cols["envelope_json"] = dumps_doc(env, fast)
@@ -105,7 +105,7 @@ def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str 
     telemetry = env.get("telemetry")
     cols["telemetry_trace_id"] = _opt_nonnull(telemetry, "trace_id") if isinstance(telemetry, dict) else None
     try:
-        cols["envelope_hash"] = content_hash("dd-envelope-json-v1", env)
+        cols["envelope_hash"] = content_hash("dd-envelope-json-v1", env, fast)
     except CanonicalisationError:
         cols["envelope_hash"] = None
     cols["envelope_json"] = dumps_doc(env, fast)
@@ -172,7 +172,7 @@ def evidence_rows(env, inv: str, fast: bool = False) -> list[tuple]:
         computed = error = None
         if isinstance(content, dict):
             try:
-                computed = content_hash(canon, content)
+                computed = content_hash(canon, content, fast)
             except CanonicalisationError as exc:
                 error = vstr(str(exc))
         rows.append((
@@ -212,7 +212,7 @@ def request_columns(req, path: str, issues: Issues, fast: bool = False) -> dict:
         issues.add(path, None, K.MISSING_KEY, "request lacks the key 'input'; the input hash cannot be computed")
     else:
         try:
-            cols["input_hash"] = content_hash("dd-input-json-v1", req["input"])
+            cols["input_hash"] = content_hash("dd-input-json-v1", req["input"], fast)
         except CanonicalisationError:  # lone surrogate: recorded as lone-surrogate by the reader
             pass
     cols["issued_at"] = iso_to_us_opt(req.get("issued_at"))
