@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 
 import orjson
 
@@ -20,10 +19,12 @@ class CanonicalisationError(ValueError):
 
 
 # orjson writes every string, integer, boolean and null exactly as json.dumps(ensure_ascii=False)
-# does (all escapes checked over every code point) and sorts keys in the same code point order;
-# floats differ only where it writes an exponent or a plain decimal below 1e-4 (Python writes
-# 1e-05 where orjson writes 0.00001). Its output is kept only when neither can occur.
-_ORJSON_MAY_DIFFER = re.compile(rb"[0-9][eE]|0\.0000")
+# does (all escapes checked over every code point) and sorts keys in the same code point order.
+# Floats differ only where it writes an exponent (always signed: e+ / e-) or a plain decimal
+# below 1e-4 (Python writes 1e-05 where orjson writes 0.00001); output holding none of these
+# three byte strings is kept (three fast substring scans; a hex hash or a word like "re-run" in a
+# string only costs a fall back to json.dumps).
+_ORJSON_MAY_DIFFER = (b"e+", b"e-", b"0.0000")
 
 
 def canonical_bytes(value, fast: bool = False) -> bytes:
@@ -39,7 +40,7 @@ def canonical_bytes(value, fast: bool = False) -> bytes:
             data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
         except orjson.JSONEncodeError:
             data = None
-        if data is not None and _ORJSON_MAY_DIFFER.search(data) is None:
+        if data is not None and not any(marker in data for marker in _ORJSON_MAY_DIFFER):
             return data
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     try:
