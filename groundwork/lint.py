@@ -86,7 +86,7 @@ class LintResult:
     open until then; counts and the exit code never need them.
     """
 
-    fresh: list[RunVerdict]
+    batch: "FreshBatch"
     rules: tuple[rules_mod.Rule, ...]
     ruleset_hash: str
     counts: dict[str, int]
@@ -97,6 +97,14 @@ class LintResult:
     finished_at: datetime | None = None
     _load_reused: object = None
     _verdicts: list[RunVerdict] | None = None
+    _fresh: list[RunVerdict] | None = None
+
+    @property
+    def fresh(self) -> list[RunVerdict]:
+        """The verdicts this pass computed itself (built from ``batch`` on first use)."""
+        if self._fresh is None:
+            self._fresh = self.batch.verdicts()
+        return self._fresh
 
     @property
     def verdicts(self) -> list[RunVerdict]:
@@ -210,6 +218,42 @@ def grounding_text(passed: bool, mode: str | None, retrieval_count: int, chat_co
                    violations: list[str]) -> str:
     """Exact grounding.txt content for one report (spec 6.8)."""
     return render_many("lint/grounding.txt.j2", [_Verdict(passed, mode, retrieval_count, chat_count, violations)], "v")[0]
+
+
+@dataclass
+class FreshBatch:
+    """The verdicts of the runs a pass judged itself, column by column, in invocation_id order,
+    and their violations and findings (``v_*``, in report order within each run: the workbench's
+    violations, then groundwork's findings). RunVerdict objects are built only when asked for."""
+
+    ids: list = field(default_factory=list)
+    status: list = field(default_factory=list)
+    mode: list = field(default_factory=list)
+    retrieval_count: list = field(default_factory=list)
+    chat_count: list = field(default_factory=list)
+    summary: list = field(default_factory=list)
+    reason: list = field(default_factory=list)
+    ingest_id: list = field(default_factory=list)
+    context_key: list = field(default_factory=list)
+    v_ids: list = field(default_factory=list)
+    v_seq: list = field(default_factory=list)
+    v_code: list = field(default_factory=list)
+    v_text: list = field(default_factory=list)
+    v_finding: list = field(default_factory=list)
+
+    def verdicts(self) -> list[RunVerdict]:
+        out = [RunVerdict(i, st, m, r, c, [], [], [], text, why) for i, st, m, r, c, text, why
+               in zip(self.ids, self.status, self.mode, self.retrieval_count, self.chat_count,
+                      self.summary, self.reason)]
+        by_id = {v.invocation_id: v for v in out}
+        for invocation_id, code, text, finding in zip(self.v_ids, self.v_code, self.v_text, self.v_finding):
+            verdict = by_id[invocation_id]
+            if finding:
+                verdict.findings.append((code, text))
+            else:
+                verdict.codes.append(code)
+                verdict.violations.append(text)
+        return out
 
 
 # ------------------------------------------------------------------------------------- the pass
@@ -328,8 +372,9 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
             scope_query = "SELECT invocation_id FROM lint_wanted"
         else:
             scope_query = None
-        fresh, fresh_ingest, findings_count = _lint_fresh(con, chosen, scope_query)
-        counts = collections.Counter(v.status for v in fresh)
+        batch = _lint_fresh(con, chosen, scope_query)
+        findings_count = sum(batch.v_finding)
+        counts = collections.Counter(batch.status)
         if reused.num_rows:
             for status, n in con.execute("SELECT v.status, count(*) FROM lint_verdicts v JOIN lint_reused r "
                                          "USING (lint_id, invocation_id) WHERE v.lint_id >= $oldest GROUP BY v.status",
@@ -337,80 +382,91 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
                 counts[status] += n
             findings_count += con.execute("SELECT count(*) FROM lint_violations m JOIN lint_reused r USING (lint_id, invocation_id) "
                                           "WHERE m.lint_id >= $oldest AND m.code LIKE 'GW%'", {"oldest": oldest}).fetchall()[0][0]
-        result = LintResult(fresh=fresh, rules=chosen, ruleset_hash=ruleset,
+        result = LintResult(batch=batch, rules=chosen, ruleset_hash=ruleset,
                             counts={PASSED: counts[PASSED], FAILED: counts[FAILED], UNLINTABLE: counts[UNLINTABLE]},
                             findings_count=findings_count, reused=reused.num_rows, started_at=started,
                             _load_reused=lambda: _load_verdicts(con, reused, oldest))
         result.finished_at = datetime.now(timezone.utc)
         if record:
-            result.lint_id = record_lint(con, result, fresh_ingest, all_rules=all_rules, oldest=oldest)
+            result.lint_id = record_lint(con, result, all_rules=all_rules, oldest=oldest)
     finally:
         for name in registered:
             con.unregister(name)
     return result
 
 
-def _lint_fresh(con, chosen, scope_query: str | None) -> tuple[list[RunVerdict], list, int]:
+def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
     """Run the rules over the runs ``scope_query`` selects (all runs when None)."""
+    batch = FreshBatch()
     if scope_query is not None and not con.execute(f"SELECT count(*) FROM ({scope_query}) AS s").fetchall()[0][0]:
-        return [], [], 0
+        return batch
     with rules_mod.materialised(con, scope_query=scope_query):
         where = "WHERE r.invocation_id IN (SELECT invocation_id FROM lint_scope)" if scope_query is not None else ""
-        base = con.execute(_BASE_SQL.format(where=where), {"cycle_reason": CYCLE_REASON}).fetchall()
-        # invocation_id -> ([codes], [messages]) in report order (rules run in rank order and
-        # each rule's rows come sorted per run).
-        reported: dict[str, tuple[list[str], list[str]]] = {}
+        base = con.sql(_BASE_SQL.format(where=where), params={"cycle_reason": CYCLE_REASON}).to_arrow_table()
+        # invocation_id -> [(code, message)] in report order (rules run in rank order and each
+        # rule's rows come sorted per run); findings apart.
+        reported: dict[str, list[tuple[str, str]]] = {}
         findings: dict[str, list[tuple[str, str]]] = {}
-        findings_count = 0
         for rule in chosen:
             columns, rows = rules_mod.run(con, rule)
             if not rows:
                 continue
             texts = render_rows(rule.template, columns, rows)
             code = rule.code
-            if rule.kind == "rule":
-                for row, text in zip(rows, texts):
-                    entry = reported.get(row[0])
-                    if entry is None:
-                        entry = reported[row[0]] = ([], [])
-                    entry[0].append(code)
-                    entry[1].append(text)
-            else:
-                findings_count += len(rows)
-                for row, text in zip(rows, texts):
-                    findings.setdefault(row[0], []).append((code, text))
+            target = reported if rule.kind == "rule" else findings
+            get = target.get
+            for row, text in zip(rows, texts):
+                entry = get(row[0])
+                if entry is None:
+                    entry = target[row[0]] = []
+                entry.append((code, text))
 
-    verdicts: list[RunVerdict] = []
-    failed: list[RunVerdict] = []
-    passed_text: dict[tuple, str] = {}  # a passing run's text depends only on mode and counts
-    for invocation_id, lintable, reason, mode, n_retrieval, n_chat, _, _ in base:
-        found = findings.get(invocation_id, [])
-        if not lintable:
-            verdicts.append(RunVerdict(invocation_id, UNLINTABLE, mode, 0, 0, [], [], found, None, reason))
-            continue
-        entry = reported.get(invocation_id)
-        if entry is None:
-            key = (mode, n_retrieval, n_chat)
-            text = passed_text.get(key)
-            if text is None:
-                text = passed_text[key] = grounding_text(True, mode, n_retrieval, n_chat, [])[:-1]
-            verdicts.append(RunVerdict(invocation_id, PASSED, mode, n_retrieval, n_chat, [], [], found, text, None))
+    ids = batch.ids = base.column("invocation_id").to_pylist()
+    lintable = base.column("lintable").to_pylist()
+    modes = batch.mode = base.column("mode").to_pylist()
+    n_retrieval = base.column("retrieval_count").to_pylist()
+    n_chat = base.column("chat_count").to_pylist()
+    reasons = batch.reason = base.column("reason").to_pylist()
+    batch.ingest_id = base.column("ingest_id").to_pylist()
+    batch.context_key = base.column("context_key").to_pylist()
+    status, summary = batch.status, batch.summary
+    v_ids, v_seq, v_code, v_text, v_finding = batch.v_ids, batch.v_seq, batch.v_code, batch.v_text, batch.v_finding
+    # A run's grounding.txt depends only on its mode, counts and messages: each distinct
+    # combination is rendered once (passing runs: mode and counts).
+    keys: dict[tuple, int] = {}
+    key_of: list = []
+    no_findings: list = []
+    for i, invocation_id in enumerate(ids):
+        found = findings.get(invocation_id, no_findings)
+        if not lintable[i]:
+            status.append(UNLINTABLE)
+            n_retrieval[i] = n_chat[i] = 0
+            key_of.append(None)
+            entries = found
         else:
-            verdict = RunVerdict(invocation_id, FAILED, mode, n_retrieval, n_chat, entry[1], entry[0], found, None, None)
-            verdicts.append(verdict)
-            failed.append(verdict)
-    # A failing run's text depends only on its mode, counts and messages: render each distinct
-    # combination once.
-    index: dict[tuple, int] = {}
-    setdefault = index.setdefault
-    positions = [setdefault((v.mode, v.retrieval_count, v.chat_count, tuple(v.violations)), len(index))
-                 for v in failed]
-    distinct = [_Verdict(False, mode, n_retrieval, n_chat, list(messages))
-                for mode, n_retrieval, n_chat, messages in index]
-    texts = [text[:-1] for text in render_many("lint/grounding.txt.j2", distinct, "v")]
-    for verdict, p in zip(failed, positions):
-        verdict.summary = texts[p]
-    return verdicts, [(row[-2], row[-1]) for row in base], findings_count
+            entry = reported.get(invocation_id)
+            if entry is None:
+                status.append(PASSED)
+                key = (True, modes[i], n_retrieval[i], n_chat[i], ())
+                entries = found
+            else:
+                status.append(FAILED)
+                key = (False, modes[i], n_retrieval[i], n_chat[i], tuple(text for _, text in entry))
+                entries = entry + found if found else entry
+            key_of.append(keys.setdefault(key, len(keys)))
+        if entries:
+            n_rule = len(entries) - len(found)
+            for seq, (code, text) in enumerate(entries):
+                v_ids.append(invocation_id)
+                v_seq.append(seq)
+                v_code.append(code)
+                v_text.append(text)
+                v_finding.append(seq >= n_rule)
+    batch.retrieval_count, batch.chat_count = n_retrieval, n_chat
+    texts = [text[:-1] for text in render_many(
+        "lint/grounding.txt.j2", [_Verdict(passed, mode, r, c, list(messages)) for passed, mode, r, c, messages in keys], "v")]
+    summary.extend(None if k is None else texts[k] for k in key_of)
+    return batch
 
 
 def _load_verdicts(con, reused: pa.Table, oldest: int) -> list[RunVerdict]:
@@ -444,41 +500,30 @@ def _naive(moment: datetime) -> datetime:
     return moment.astimezone(timezone.utc).replace(tzinfo=None)
 
 
-def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, fresh_ingest: list, *, all_rules: bool,
+def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules: bool,
                 oldest: int = 0) -> int:
     """Append one lint pass to the history (lints, lint_verdicts, lint_violations); return its id.
 
     Fresh verdicts are written from Arrow tables; reused ones are copied inside the warehouse
     (the ``lint_reused`` relation registered by ``lint_warehouse``).
     """
-    verdicts = result.fresh
-    ids, seqs, codes, texts = [], [], [], []
-    for v in verdicts:
-        if not v.codes and not v.findings:
-            continue
-        n = 0
-        for code, text in zip(v.codes, v.violations):
-            ids.append(v.invocation_id); seqs.append(n); codes.append(code); texts.append(text)
-            n += 1
-        for code, text in v.findings:
-            ids.append(v.invocation_id); seqs.append(n); codes.append(code); texts.append(text)
-            n += 1
+    b = result.batch
     verdict_table = pa.table({
-        "invocation_id": pa.array([v.invocation_id for v in verdicts], pa.string()),
-        "status": pa.array([v.status for v in verdicts], pa.string()),
-        "mode": pa.array([v.mode for v in verdicts], pa.string()),
-        "retrieval_count": pa.array([v.retrieval_count for v in verdicts], pa.int32()),
-        "chat_count": pa.array([v.chat_count for v in verdicts], pa.int32()),
-        "summary": pa.array([v.summary for v in verdicts], pa.string()),
-        "reason": pa.array([v.reason for v in verdicts], pa.string()),
-        "ingest_id": pa.array([ingest_id for ingest_id, _ in fresh_ingest], pa.int32()),
-        "context_key": pa.array([key for _, key in fresh_ingest], pa.string()),
+        "invocation_id": pa.array(b.ids, pa.string()),
+        "status": pa.array(b.status, pa.string()),
+        "mode": pa.array(b.mode, pa.string()),
+        "retrieval_count": pa.array(b.retrieval_count, pa.int32()),
+        "chat_count": pa.array(b.chat_count, pa.int32()),
+        "summary": pa.array(b.summary, pa.string()),
+        "reason": pa.array(b.reason, pa.string()),
+        "ingest_id": pa.array(b.ingest_id, pa.int32()),
+        "context_key": pa.array(b.context_key, pa.string()),
     })
     violation_table = pa.table({
-        "invocation_id": pa.array(ids, pa.string()),
-        "seq": pa.array(seqs, pa.int32()),
-        "code": pa.array(codes, pa.string()),
-        "message": pa.array(texts, pa.string()),
+        "invocation_id": pa.array(b.v_ids, pa.string()),
+        "seq": pa.array(b.v_seq, pa.int32()),
+        "code": pa.array(b.v_code, pa.string()),
+        "message": pa.array(b.v_text, pa.string()),
     })
     counts = result.counts
     con.register("lint_verdicts_new", verdict_table)

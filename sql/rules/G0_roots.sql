@@ -7,11 +7,13 @@
 -- order:
 -- Spec 6.2 step 1. Every other rule reads lint_judged, which holds only runs with exactly one
 -- root, so a run reported here gets no other violation and counts 0.
-SELECT r.invocation_id,
-       coalesce(n.roots, 0) AS found
-FROM lint_runs r
-LEFT JOIN (SELECT invocation_id, count(*) AS roots
-           FROM lint_spans
-           WHERE name = 'invoke_agent'
-           GROUP BY invocation_id) n USING (invocation_id)
-WHERE coalesce(n.roots, 0) <> 1
+-- lint_root holds exactly the runs with one root; the others' invoke_agent spans are counted.
+WITH off AS (
+    SELECT r.invocation_id
+    FROM lint_runs r
+    WHERE NOT EXISTS (SELECT 1 FROM lint_root o WHERE o.invocation_id = r.invocation_id)
+)
+SELECT o.invocation_id, count(s.ord) AS found
+FROM off o
+LEFT JOIN lint_spans s ON s.invocation_id = o.invocation_id AND s.name = 'invoke_agent'
+GROUP BY o.invocation_id

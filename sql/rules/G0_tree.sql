@@ -8,22 +8,22 @@
 -- Spec 6.2 step 2, file order; per span first the trace/descent check, then the conductor keys.
 -- A span "descends" when its span_id is the id of some descendant (the workbench compares ids).
 -- Runs with an invalid mode are left out: step 3 discards these findings.
+-- A child of the root (parent_id = the root's id) is a descendant itself, so only the other
+-- spans need the look-up.
 WITH checked AS (
-    SELECT s.*, j.root_trace_id
+    SELECT s.*, j.root_trace_id, j.root_span_id
     FROM lint_spans s
     JOIN lint_judged j USING (invocation_id)
     WHERE j.mode_valid AND s.ord <> j.root_ord
-),
-descendant_ids AS (
-    SELECT DISTINCT invocation_id, span_id FROM lint_tree
 )
 SELECT c.invocation_id, c.ord, 0 AS check_no,
        CASE WHEN c.trace_id <> c.root_trace_id THEN 'foreign_trace' ELSE 'not_descendant' END AS problem,
        c.name_json, c.span_id, c.trace_id, c.root_trace_id,
        CAST(NULL AS VARCHAR) AS conductor_keys
 FROM checked c
-LEFT JOIN descendant_ids d ON d.invocation_id = c.invocation_id AND d.span_id = c.span_id
-WHERE c.trace_id <> c.root_trace_id OR d.span_id IS NULL
+WHERE c.trace_id <> c.root_trace_id
+   OR (c.parent_id IS DISTINCT FROM c.root_span_id
+       AND NOT EXISTS (SELECT 1 FROM lint_tree d WHERE d.invocation_id = c.invocation_id AND d.span_id = c.span_id))
 UNION ALL
 SELECT c.invocation_id, c.ord, 1 AS check_no, 'conductor_keys' AS problem,
        c.name_json, c.span_id, c.trace_id, c.root_trace_id,
