@@ -591,6 +591,9 @@ def ingest_archive(con: duckdb.DuckDBPyConnection, runs_dir, *, progress=None, w
 
 MEMORY_LIMIT = "128MB"  # DuckDB's buffer during an ingest: it caches what it writes, so without a
                         # bound the process would grow with the archive (default: 80% of RAM)
+WAL_CHECKPOINT = "64MB"  # DuckDB checkpoints when its WAL grows past this (default 16MB); every
+                         # checkpoint recompresses the tables' open row groups, so at 16MB a 20k-run
+                         # ingest spent ~0.35 s of CPU recompressing. Bounded, so memory stays flat.
 _UNITS = {"": 1, "b": 1, "bytes": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
           "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
 
@@ -604,22 +607,25 @@ def _size_bytes(text: str) -> float | None:
 
 @contextmanager
 def _bounded_memory(con):
-    """Lower DuckDB's memory_limit for the ingest (never raise it), restore it afterwards."""
-    limit = os.environ.get("GROUNDWORK_INGEST_MEMORY", MEMORY_LIMIT)
-    try:
-        previous = con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-    except duckdb.Error:
-        previous = None
-    prev_b, new_b = _size_bytes(previous), _size_bytes(limit)
-    lower = prev_b is not None and new_b is not None and new_b < prev_b
-    if lower:
-        con.execute(f"SET memory_limit = '{limit}'")
+    """Settings for the ingest, restored afterwards: DuckDB's memory_limit lowered (never
+    raised) to MEMORY_LIMIT, and wal_autocheckpoint raised (never lowered) to WAL_CHECKPOINT."""
+    changed = []
+    for name, value, wanted in (("memory_limit", os.environ.get("GROUNDWORK_INGEST_MEMORY", MEMORY_LIMIT), "lower"),
+                                ("wal_autocheckpoint", WAL_CHECKPOINT, "higher")):
+        try:
+            previous = con.execute("SELECT current_setting($name)", {"name": name}).fetchall()[0][0]
+        except duckdb.Error:
+            continue
+        prev_b, new_b = _size_bytes(previous), _size_bytes(value)
+        if prev_b is not None and new_b is not None and (new_b < prev_b if wanted == "lower" else new_b > prev_b):
+            con.execute(f"SET {name} = '{value}'")  # names and sizes are ours or validated by _size_bytes
+            changed.append((name, previous))
     try:
         yield
     finally:
-        if lower:
+        for name, previous in changed:
             try:
-                con.execute(f"SET memory_limit = '{previous}'")
+                con.execute(f"SET {name} = '{previous}'")
             except duckdb.Error:
                 pass
 
