@@ -400,15 +400,18 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
     batch = FreshBatch()
     if scope_query is not None and not con.execute(f"SELECT count(*) FROM ({scope_query}) AS s").fetchall()[0][0]:
         return batch
-    with rules_mod.materialised(con, scope_query=scope_query):
+    with rules_mod.materialised(con, scope_query=scope_query) as workspace:
+        # Every query is queued at once; the workers run them as their inputs are ready while
+        # this thread renders the results in report order.
         where = "WHERE r.invocation_id IN (SELECT invocation_id FROM lint_scope)" if scope_query is not None else ""
-        base = con.sql(_BASE_SQL.format(where=where), params={"cycle_reason": CYCLE_REASON}).to_arrow_table()
+        base_future = workspace.submit_arrow(_BASE_SQL.format(where=where), {"cycle_reason": CYCLE_REASON})
+        futures = [workspace.submit_rule(rule) for rule in chosen]
         # invocation_id -> [(code, message)] in report order (rules run in rank order and each
         # rule's rows come sorted per run); findings apart.
         reported: dict[str, list[tuple[str, str]]] = {}
         findings: dict[str, list[tuple[str, str]]] = {}
-        for rule in chosen:
-            columns, rows = rules_mod.run(con, rule)
+        for rule, future in zip(chosen, futures):
+            columns, rows = future.result()
             if not rows:
                 continue
             texts = render_rows(rule.template, columns, rows)
@@ -420,6 +423,7 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
                 if entry is None:
                     entry = target[row[0]] = []
                 entry.append((code, text))
+        base = base_future.result()
 
     ids = batch.ids = base.column("invocation_id").to_pylist()
     lintable = base.column("lintable").to_pylist()

@@ -51,7 +51,11 @@ Example header::
 from __future__ import annotations
 
 import hashlib
+import itertools
+import os
+import queue
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -290,42 +294,112 @@ def run(con: duckdb.DuckDBPyConnection, rule: Rule, context: dict | None = None)
 # ------------------------------------------------------------------------------ derived relations
 
 # The derived views of spec 6.1 defined in sql/schema.sql (section "Grounding lint"), in
-# dependency order. ``materialised`` copies them into TEMP tables for the duration of a lint.
+# dependency order. ``materialised`` copies them into tables for the duration of a lint.
 DERIVED = (
     "lint_runs", "lint_spans", "lint_root", "lint_tree", "lint_cycles", "lint_judged",
     "lint_counts", "lint_retrieved", "lint_refs", "lint_grounded", "lint_evidence",
     "lint_delegations", "lint_citable",
 )
+WORKERS = 2
+_DERIVED_NAME = re.compile(r"\b(" + "|".join(DERIVED) + r")\b")
+_VIEW_BODY = re.compile(r"(?is)^\s*CREATE\s+(?:OR\s+REPLACE\s+)?VIEW\s+\S+\s+AS\s+(.*?)[\s;]*$")
+_workspaces = itertools.count(1)
+
+
+def reads(sql: str) -> frozenset[str]:
+    """The derived relations a statement names (so it can run once they are materialised)."""
+    return frozenset(_DERIVED_NAME.findall(_STRINGS_AND_COMMENTS.sub(" ", sql)))
+
+
+class Workspace:
+    """The derived relations of one lint, materialised in a private in-memory database, and a
+    few worker cursors whose ``search_path`` puts those tables before the warehouse's views.
+
+    ``submit(sql_or_rule)`` runs a statement (or a rule, with ``run``) on a worker as soon as the
+    derived relations it reads exist; DuckDB releases the GIL while it works, so the caller can
+    render earlier results meanwhile and the two cores share the queries. Tasks only wait for
+    tasks submitted before them and the pool runs tasks in order, so waiting cannot deadlock.
+    """
+
+    def __init__(self, pool: ThreadPoolExecutor, cursors: queue.SimpleQueue):
+        self._pool = pool
+        self._cursors = cursors
+        self._ready: dict[str, Future] = {}
+
+    def _task(self, waits: list[Future], work):
+        for future in waits:
+            future.result()
+        cur = self._cursors.get()
+        try:
+            return work(cur)
+        finally:
+            self._cursors.put(cur)
+
+    def _submit(self, sql: str, work) -> Future:
+        waits = [self._ready[name] for name in sorted(reads(sql)) if name in self._ready]
+        return self._pool.submit(self._task, waits, work)
+
+    def submit_rule(self, rule: Rule, context: dict | None = None) -> Future:
+        """Future of ``run(rule)``: (column names, rows)."""
+        return self._submit(rule.body, lambda cur: run(cur, rule, context))
+
+    def submit_arrow(self, sql: str, params: dict | None = None) -> Future:
+        """Future of the statement's result as an Arrow table."""
+        return self._submit(sql, lambda cur: cur.sql(sql, params=params).to_arrow_table())
 
 
 @contextmanager
 def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, *,
-                 scope_query: str | None = None):
-    """Materialise the derived views as TEMP tables, restricted to ``runs`` (a list of
-    invocation ids) or to the ids ``scope_query`` selects, when either is given.
+                 scope_query: str | None = None, workers: int = WORKERS):
+    """Materialise the derived views as tables for the duration of the context, restricted to
+    ``runs`` (a list of invocation ids) or to the ids ``scope_query`` selects, when either is
+    given; yield a ``Workspace`` whose workers read them.
 
-    DuckDB resolves an unqualified name to the temp table before the main view, so while the
-    context is active every rule (and every later derived view) reads the precomputed rows.
+    The tables live in an in-memory database attached for the lint (so every worker cursor sees
+    them) and are built from the views' own SQL, in dependency order, two at a time where the
+    order allows.
     """
-    created: list[str] = []
+    alias = f"lint_work_{os.getpid()}_{next(_workspaces)}"
+    database = con.execute("SELECT current_database()").fetchall()[0][0]
+    bodies = dict(con.execute(
+        "SELECT view_name, sql FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'main'"
+        " AND view_name IN (SELECT unnest($names))", {"names": list(DERIVED)}).fetchall())
+    con.execute(f"ATTACH ':memory:' AS {alias} (READ_WRITE)")
+    cursors: queue.SimpleQueue = queue.SimpleQueue()
+    opened = []
+    pool = None
     try:
+        quoted = '"' + database.replace('"', '""') + '"'
+        for _ in range(workers):
+            cur = con.cursor()
+            opened.append(cur)
+            cur.execute(f"SET search_path = '{alias}.main,{quoted}.main'")
+            cursors.put(cur)
         scoped = runs is not None or scope_query is not None
         if runs is not None:
             con.register("lint_scope_arrow", pa.table({"invocation_id": pa.array(list(runs), pa.string())}))
             scope_query = "SELECT DISTINCT invocation_id FROM lint_scope_arrow"
         if scoped:
             try:
-                con.execute(f"CREATE OR REPLACE TEMP TABLE lint_scope AS {scope_query}")
+                con.execute(f"CREATE TABLE {alias}.main.lint_scope AS {scope_query}")
             finally:
                 if runs is not None:
                     con.unregister("lint_scope_arrow")
-            created.append("lint_scope")
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="lint")
+        workspace = Workspace(pool, cursors)
         for name in DERIVED:
-            # Every other derived view reads through lint_runs, so scoping it scopes them all.
-            where = " WHERE invocation_id IN (SELECT invocation_id FROM lint_scope)" if scoped and name == "lint_runs" else ""
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM main.{name}{where}")
-            created.append(name)
-        yield
+            body = _VIEW_BODY.match(bodies[name]).group(1)
+            if scoped and name == "lint_runs":
+                # Every other derived relation reads through lint_runs, so scoping it scopes them all.
+                body = f"SELECT * FROM ({body}) AS v WHERE invocation_id IN (SELECT invocation_id FROM lint_scope)"
+            sql = f"CREATE TABLE {alias}.main.{name} AS {body}"
+            workspace._ready[name] = workspace._submit(body, lambda cur, sql=sql: cur.execute(sql))
+        yield workspace
+        for future in workspace._ready.values():
+            future.result()
     finally:
-        for name in reversed(created):
-            con.execute(f"DROP TABLE IF EXISTS temp.{name}")
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        for cur in opened:
+            cur.close()
+        con.execute(f"DETACH DATABASE IF EXISTS {alias}")
