@@ -42,7 +42,7 @@ from groundwork.errors import GroundworkError
 
 from . import issues as K
 from .issues import Issues
-from .jsontext import decode_utf8, dumps_doc, iso_to_us_opt, loads, needs_exact, parse, vstr
+from .jsontext import decode_utf8, dumps_doc, iso_to_us_opt, loads, needs_exact_bytes, parse, vstr
 from .parse import PARSER_VERSION, failed_run, file_rows, issue_rows, parse_run
 from .scan import (INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name, list_and_read,
                    list_run, read_files)
@@ -158,7 +158,7 @@ def process_index_lines(lines: list[tuple[int, bytes]]) -> tuple[list[tuple], li
         if not text.strip():
             continue
         try:
-            doc, fast = parse(text, needs_exact(text))
+            doc, fast = parse(text, needs_exact_bytes(raw))
         except (ValueError, RecursionError) as exc:
             problems.append((INDEX_FILE, line_no, K.MALFORMED_JSON, f"invalid JSON ({exc})"))
             continue

@@ -6,6 +6,8 @@ the run's rows in every run table, its issues and its lintable/verifiable verdic
 
 from __future__ import annotations
 
+import operator
+
 from . import issues as K
 from .envelope import delegation_rows, envelope_columns, evidence_rows, payload_rows, request_columns
 from .issues import Issues, reason
@@ -24,6 +26,7 @@ GROUNDING = "grounding.txt"
 SOURCES = "sources.txt"
 
 _RUN_COLS = [name for name, _ in COLUMNS["runs"]]
+_run_tuple = operator.itemgetter(*_RUN_COLS)
 
 
 def _check_surrogates(text: str, value, path: str, issues: Issues) -> None:
@@ -150,7 +153,7 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
     run["unverifiable_reason"] = reason(issues.verify_blockers)
     run["files_fingerprint"] = files_fp or listing.files_fingerprint()
     run["content_fingerprint"] = listing.content_fingerprint()
-    out.rows["runs"] = [tuple(run[c] for c in _RUN_COLS)]
+    out.rows["runs"] = [_run_tuple(run)]
     out.rows["run_files"] = file_rows(listing)
     out.rows["ingest_issues"] = issue_rows(issues, ingest_id, inv)
     return out, issues

@@ -58,16 +58,12 @@ class RunListing:
     problems: list[tuple[str, str, str]] = field(default_factory=list)  # (rel, kind, message), effect none
     reject: tuple[str, str] | None = None    # (kind, message) when the folder itself is unusable
 
-    def _fingerprint(self, describe) -> str:
-        h = hashlib.sha256()
-        for rel in sorted(self.files):
-            f = self.files[rel]
-            h.update(f"{rel}\0{describe(f)}\0{f.error[0] if f.error else ''}\n".encode("utf-8"))
-        return h.hexdigest()
-
     def files_fingerprint(self) -> str:
         """Over (path, size, mtime) of every file: equal -> the run is skipped unread."""
-        return self._fingerprint(lambda f: f"{f.size}\0{f.mtime_ns}")
+        files = self.files
+        return hashlib.sha256("".join([
+            f"{rel}\0{f.size}\0{f.mtime_ns}\0{f.error[0] if f.error else ''}\n"
+            for rel, f in sorted(files.items())]).encode("utf-8")).hexdigest()
 
     def sizes_unchanged(self) -> bool:
         """True when every file read had the size it was listed with (so the listing's
@@ -76,7 +72,9 @@ class RunListing:
 
     def content_fingerprint(self) -> str:
         """Over (path, SHA-256 of the bytes) of every file: equal -> unchanged even if touched."""
-        return self._fingerprint(lambda f: f.sha256)
+        return hashlib.sha256("".join([
+            f"{rel}\0{f.sha256}\0{f.error[0] if f.error else ''}\n"
+            for rel, f in sorted(self.files.items())]).encode("utf-8")).hexdigest()
 
 
 def list_run(root: str, root_real: str, name: str) -> RunListing:

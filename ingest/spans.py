@@ -118,7 +118,52 @@ def _at_end(exc: ValueError, line: str) -> bool:
 # ------------------------------------------------------------------------------------- SDK
 
 
+def _ascii_str(value) -> bool:
+    return type(value) is str and value.isascii()
+
+
 def _sdk_line(doc, inv, line_no, path, issues: Issues, rows, records, fast: bool = False) -> None:
+    """One SDK span line -> a span row (and its issues)."""
+    # Fast path for the well-formed line (nearly all of them): the same row as _sdk_line_checked
+    # builds, without its checks; anything unusual goes there.
+    if type(doc) is dict:
+        context = doc.get("context")
+        name = doc.get("name")
+        start, end = doc.get("start_time"), doc.get("end_time")
+        raw_parent = doc.get("parent_id")
+        raw_attrs = doc.get("attributes")
+        if (type(context) is dict and _ascii_str(name) and _ascii_str(start) and _ascii_str(end)
+                and (raw_parent is None or _ascii_str(raw_parent))
+                and (raw_attrs is None or type(raw_attrs) is dict)):
+            span_id, trace_id = context.get("span_id"), context.get("trace_id")
+            if _ascii_str(span_id) and _ascii_str(trace_id):
+                try:
+                    start_us, start_wb = iso_times(start)
+                    end_us, end_wb = iso_times(end)
+                except (TimeProblem, OverflowError):
+                    pass
+                else:
+                    span_id = span_id[2:] if span_id.startswith("0x") else span_id
+                    trace_id = trace_id[2:] if trace_id.startswith("0x") else trace_id
+                    parent_id = (raw_parent[2:] if raw_parent.startswith("0x") else raw_parent) if raw_parent else None
+                    attrs, attrs_json = ({}, "{}") if raw_attrs is None else (raw_attrs, dumps_doc(raw_attrs, fast))
+                    status = doc.get("status")
+                    status_code = vstr(status["status_code"]) if type(status) is dict and "status_code" in status else None
+                    resource = doc.get("resource")
+                    service = None
+                    if type(resource) is dict:
+                        res_attrs = resource.get("attributes")
+                        if type(res_attrs) is dict and "service.name" in res_attrs:
+                            service = vstr(res_attrs["service.name"])
+                    rows.append(_row(inv, len(rows), line_no, "sdk", name, True, span_id, trace_id,
+                                     parent_id, start_us, end_us, attrs, attrs_json, status_code, service,
+                                     _ns(start_us), _ns(end_us), fast, start_wb, end_wb))
+                    records.append(SpanRecord(name, span_id, parent_id, line_no))
+                    return
+    _sdk_line_checked(doc, inv, line_no, path, issues, rows, records, fast)
+
+
+def _sdk_line_checked(doc, inv, line_no, path, issues: Issues, rows, records, fast: bool = False) -> None:
     def crash(kind: str, message: str) -> None:
         issues.add(path, line_no, kind, message, lint=True)
 
