@@ -55,6 +55,7 @@ import itertools
 import os
 import queue
 import re
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -293,12 +294,13 @@ def run(con: duckdb.DuckDBPyConnection, rule: Rule, context: dict | None = None)
 
 # ------------------------------------------------------------------------------ derived relations
 
-# The derived views of spec 6.1 defined in sql/schema.sql (section "Grounding lint"), in
-# dependency order. ``materialised`` copies them into tables for the duration of a lint.
+# The derived views of spec 6.1 defined in sql/schema.sql (section "Grounding lint"), in an
+# order where each comes after what it reads, with independent chains interleaved (two workers
+# build them). ``materialised`` copies them into tables for the duration of a lint.
 DERIVED = (
-    "lint_runs", "lint_spans", "lint_root", "lint_tree", "lint_cycles", "lint_judged",
-    "lint_counts", "lint_retrieved", "lint_refs", "lint_grounded", "lint_evidence",
-    "lint_delegations", "lint_citable",
+    "lint_runs", "lint_spans", "lint_refs", "lint_root", "lint_evidence", "lint_tree",
+    "lint_delegations", "lint_grounded", "lint_cycles", "lint_judged", "lint_retrieved",
+    "lint_counts", "lint_citable",
 )
 WORKERS = 2
 _DERIVED_NAME = re.compile(r"\b(" + "|".join(DERIVED) + r")\b")
@@ -315,10 +317,9 @@ class Workspace:
     """The derived relations of one lint, materialised in a private in-memory database, and a
     few worker cursors whose ``search_path`` puts those tables before the warehouse's views.
 
-    ``submit(sql_or_rule)`` runs a statement (or a rule, with ``run``) on a worker as soon as the
+    ``submit_rule`` / ``submit_arrow`` queue a statement that a worker starts as soon as the
     derived relations it reads exist; DuckDB releases the GIL while it works, so the caller can
-    render earlier results meanwhile and the two cores share the queries. Tasks only wait for
-    tasks submitted before them and the pool runs tasks in order, so waiting cannot deadlock.
+    render earlier results meanwhile and the two cores share the queries.
     """
 
     def __init__(self, pool: ThreadPoolExecutor, cursors: queue.SimpleQueue):
@@ -326,9 +327,7 @@ class Workspace:
         self._cursors = cursors
         self._ready: dict[str, Future] = {}
 
-    def _task(self, waits: list[Future], work):
-        for future in waits:
-            future.result()
+    def _task(self, work):
         cur = self._cursors.get()
         try:
             return work(cur)
@@ -337,7 +336,41 @@ class Workspace:
 
     def _submit(self, sql: str, work) -> Future:
         waits = [self._ready[name] for name in sorted(reads(sql)) if name in self._ready]
-        return self._pool.submit(self._task, waits, work)
+        outer: Future = Future()
+        pending = [len(waits)]
+        lock = threading.Lock()
+
+        def finish(inner: Future) -> None:
+            if inner.cancelled():
+                outer.cancel()
+            elif inner.exception() is not None:
+                outer.set_exception(inner.exception())
+            else:
+                outer.set_result(inner.result())
+
+        def start() -> None:
+            try:
+                self._pool.submit(self._task, work).add_done_callback(finish)
+            except RuntimeError as exc:  # the pool is shutting down
+                outer.set_exception(exc)
+
+        def input_done(dep: Future) -> None:
+            with lock:
+                if outer.done():
+                    return
+                if dep.cancelled() or dep.exception() is not None:
+                    outer.set_exception(dep.exception() or RuntimeError("an input of this query was cancelled"))
+                    return
+                pending[0] -= 1
+                go = pending[0] == 0
+            if go:
+                start()
+
+        if not waits:
+            start()
+        for dep in waits:
+            dep.add_done_callback(input_done)
+        return outer
 
     def submit_rule(self, rule: Rule, context: dict | None = None) -> Future:
         """Future of ``run(rule)``: (column names, rows)."""
