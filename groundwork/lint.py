@@ -406,10 +406,10 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
         where = "WHERE r.invocation_id IN (SELECT invocation_id FROM lint_scope)" if scope_query is not None else ""
         base_future = workspace.submit_arrow(_BASE_SQL.format(where=where), {"cycle_reason": CYCLE_REASON})
         futures = [workspace.submit_rule(rule) for rule in chosen]
-        # invocation_id -> [(code, message)] in report order (rules run in rank order and each
-        # rule's rows come sorted per run); findings apart.
-        reported: dict[str, list[tuple[str, str]]] = {}
-        findings: dict[str, list[tuple[str, str]]] = {}
+        # invocation_id -> ([codes], [messages]) in report order (rules run in rank order and
+        # each rule's rows come sorted per run); findings apart.
+        reported: dict[str, tuple[list[str], list[str]]] = {}
+        findings: dict[str, tuple[list[str], list[str]]] = {}
         for rule, future in zip(chosen, futures):
             columns, rows = future.result()
             if not rows:
@@ -421,8 +421,9 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
             for row, text in zip(rows, texts):
                 entry = get(row[0])
                 if entry is None:
-                    entry = target[row[0]] = []
-                entry.append((code, text))
+                    entry = target[row[0]] = ([], [])
+                entry[0].append(code)
+                entry[1].append(text)
         base = base_future.result()
 
     ids = batch.ids = base.column("invocation_id").to_pylist()
@@ -430,46 +431,46 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
     modes = batch.mode = base.column("mode").to_pylist()
     n_retrieval = base.column("retrieval_count").to_pylist()
     n_chat = base.column("chat_count").to_pylist()
-    reasons = batch.reason = base.column("reason").to_pylist()
+    batch.reason = base.column("reason").to_pylist()
     batch.ingest_id = base.column("ingest_id").to_pylist()
     batch.context_key = base.column("context_key").to_pylist()
-    status, summary = batch.status, batch.summary
+    status = batch.status
     v_ids, v_seq, v_code, v_text, v_finding = batch.v_ids, batch.v_seq, batch.v_code, batch.v_text, batch.v_finding
     # A run's grounding.txt depends only on its mode, counts and messages: each distinct
     # combination is rendered once (passing runs: mode and counts).
     keys: dict[tuple, int] = {}
+    setdefault = keys.setdefault
     key_of: list = []
-    no_findings: list = []
+    none = ((), ())
     for i, invocation_id in enumerate(ids):
-        found = findings.get(invocation_id, no_findings)
+        found_codes, found_texts = findings.get(invocation_id, none)
         if not lintable[i]:
             status.append(UNLINTABLE)
             n_retrieval[i] = n_chat[i] = 0
             key_of.append(None)
-            entries = found
+            codes = texts = ()
         else:
-            entry = reported.get(invocation_id)
-            if entry is None:
-                status.append(PASSED)
-                key = (True, modes[i], n_retrieval[i], n_chat[i], ())
-                entries = found
-            else:
+            codes, texts = reported.get(invocation_id, none)
+            if codes:
                 status.append(FAILED)
-                key = (False, modes[i], n_retrieval[i], n_chat[i], tuple(text for _, text in entry))
-                entries = entry + found if found else entry
-            key_of.append(keys.setdefault(key, len(keys)))
-        if entries:
-            n_rule = len(entries) - len(found)
-            for seq, (code, text) in enumerate(entries):
-                v_ids.append(invocation_id)
-                v_seq.append(seq)
-                v_code.append(code)
-                v_text.append(text)
-                v_finding.append(seq >= n_rule)
+                key_of.append(setdefault((False, modes[i], n_retrieval[i], n_chat[i], tuple(texts)), len(keys)))
+            else:
+                status.append(PASSED)
+                key_of.append(setdefault((True, modes[i], n_retrieval[i], n_chat[i], ()), len(keys)))
+        n = len(codes) + len(found_codes)
+        if n:
+            v_ids.extend([invocation_id] * n)
+            v_seq.extend(range(n))
+            v_code.extend(codes)
+            v_code.extend(found_codes)
+            v_text.extend(texts)
+            v_text.extend(found_texts)
+            v_finding.extend([False] * len(codes))
+            v_finding.extend([True] * len(found_codes))
     batch.retrieval_count, batch.chat_count = n_retrieval, n_chat
     texts = [text[:-1] for text in render_many(
         "lint/grounding.txt.j2", [_Verdict(passed, mode, r, c, list(messages)) for passed, mode, r, c, messages in keys], "v")]
-    summary.extend(None if k is None else texts[k] for k in key_of)
+    batch.summary = [None if k is None else texts[k] for k in key_of]
     return batch
 
 

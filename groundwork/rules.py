@@ -303,6 +303,7 @@ DERIVED = (
     "lint_counts", "lint_citable",
 )
 WORKERS = 2
+MATERIALISE = frozenset(DERIVED) - {"lint_spans", "lint_grounded"}
 _DERIVED_NAME = re.compile(r"\b(" + "|".join(DERIVED) + r")\b")
 _VIEW_BODY = re.compile(r"(?is)^\s*CREATE\s+(?:OR\s+REPLACE\s+)?VIEW\s+\S+\s+AS\s+(.*?)[\s;]*$")
 _workspaces = itertools.count(1)
@@ -425,7 +426,8 @@ def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, 
             if scoped and name == "lint_runs":
                 # Every other derived relation reads through lint_runs, so scoping it scopes them all.
                 body = f"SELECT * FROM ({body}) AS v WHERE invocation_id IN (SELECT invocation_id FROM lint_scope)"
-            sql = f"CREATE TABLE {alias}.main.{name} AS {body}"
+            kind = "TABLE" if name in MATERIALISE else "VIEW"
+            sql = f"CREATE {kind} {alias}.main.{name} AS {body}"
             workspace._ready[name] = workspace._submit(body, lambda cur, sql=sql: cur.execute(sql))
         yield workspace
         for future in workspace._ready.values():

@@ -592,9 +592,11 @@ COMMENT ON COLUMN nightlies.error IS 'One-line reason when exit_status is 2.';
 -- ==========================================================================================
 -- Derived relations of spec 6.1, read by the rule files in sql/rules/. Each is a plain view here,
 -- so any rule file also runs by hand against the warehouse. During a lint the runner
--- (groundwork.rules.materialise) copies every one, in the order below, into a TEMP table of the
--- same name restricted to the runs being linted; DuckDB resolves temp before main, so the rules
--- then read precomputed rows and the recursive walk runs once per lint, not once per rule.
+-- (groundwork.rules.materialised) re-creates each one from its own SQL under the same name in an
+-- in-memory database attached for the pass, restricted to the runs being linted: as a table
+-- (most of them, so the walk runs once per lint, not once per rule) or as a view (lint_spans,
+-- lint_grounded: cheap, and their readers need different columns). The rule queries run on
+-- cursors whose search_path puts that database first, so they read those relations.
 -- Rule files read only these lint_* relations (GW3/GW4 also look children up in `runs`).
 
 CREATE OR REPLACE VIEW lint_runs AS
