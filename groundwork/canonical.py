@@ -24,7 +24,6 @@ class CanonicalisationError(ValueError):
 # below 1e-4 (Python writes 1e-05 where orjson writes 0.00001); output holding none of these
 # three byte strings is kept (three fast substring scans; a hex hash or a word like "re-run" in a
 # string only costs a fall back to json.dumps).
-_ORJSON_MAY_DIFFER = (b"e+", b"e-", b"0.0000")
 
 
 def canonical_bytes(value, fast: bool = False) -> bytes:
@@ -32,7 +31,7 @@ def canonical_bytes(value, fast: bool = False) -> bytes:
 
     ``fast`` may be passed for a value orjson parsed (so it holds no integer beyond 64 bits, no
     NaN/Infinity and no lone surrogate): orjson then serialises it, unless its output could
-    differ from json.dumps (see _ORJSON_MAY_DIFFER) or it refuses the value (nesting deeper than
+    differ from json.dumps (see above) or it refuses the value (nesting deeper than
     254), in which case json.dumps does.
     """
     if fast:
@@ -40,7 +39,7 @@ def canonical_bytes(value, fast: bool = False) -> bytes:
             data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
         except orjson.JSONEncodeError:
             data = None
-        if data is not None and not any(marker in data for marker in _ORJSON_MAY_DIFFER):
+        if data is not None and b"e+" not in data and b"e-" not in data and b"0.0000" not in data:
             return data
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     try:
