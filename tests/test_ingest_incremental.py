@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from groundwork.warehouse import connect
+from ingest import parsers
 from ingest_support import (CORPUS_RUNS, PASS_NONE, PASS_RETRIEVAL, archive, fresh_con, ingest, issues, run_row,
                             snapshot, span_lines, write_span_lines)
 
@@ -152,6 +153,23 @@ def test_workers_give_the_same_warehouse_as_inline_parsing(tmp_path):
     pooled, r2 = ingest(runs, workers=2, batch_runs=50)
     assert (r1.runs_loaded, r2.runs_loaded) == (297, 297)
     assert snapshot(inline) == snapshot(pooled)
+    # parser processes started before the warehouse was opened (what `groundwork ingest` does)
+    with parsers(2, runs) as pool:
+        assert pool.workers == 2  # 297 run folders: not a small archive
+        warmed, r3 = ingest(runs, batch_runs=50, parsers=pool)
+    assert r3.runs_loaded == 297
+    assert snapshot(warmed) == snapshot(inline)
+
+
+def test_ingest_settings_apply_during_the_ingest_and_are_restored(tmp_path):
+    runs, _ = archive(tmp_path, PASS_RETRIEVAL)
+    con = fresh_con()
+    query = "SELECT current_setting('wal_autocheckpoint'), current_setting('threads')"
+    before = con.execute(query).fetchall()[0]
+    seen = []
+    ingest(runs, con, progress=lambda done, total: seen.append(con.execute(query).fetchall()[0]))
+    assert con.execute(query).fetchall()[0] == before
+    assert seen and all(wal.startswith("61.0") and threads == 1 for wal, threads in seen), seen
 
 
 # ------------------------------------------------------------------------------ kill -9

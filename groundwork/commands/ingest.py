@@ -82,15 +82,16 @@ def register(app: typer.Typer) -> None:
         workers: int = typer.Option(None, "--workers", help="Parser processes (default: up to 4, one per CPU)."),
     ) -> None:
         """Load (incrementally) every run folder of RUNS_DIR into the warehouse."""
-        from ingest import ingest_archive
+        from ingest import ingest_archive, parsers
 
-        con = connect(warehouse)
-        progress = _Progress(quiet)
-        try:
-            result = ingest_archive(con, runs_dir, progress=progress, workers=workers, rehash=rehash)
-        finally:
-            progress.close()
-            con.close()
+        with parsers(workers, runs_dir) as pool:  # the parser processes start while the warehouse opens
+            con = connect(warehouse)
+            progress = _Progress(quiet)
+            try:
+                result = ingest_archive(con, runs_dir, progress=progress, rehash=rehash, parsers=pool)
+            finally:
+                progress.close()
+                con.close()
         for line in summary_lines(result):
             if quiet and not result.issues_by_kind:
                 break
