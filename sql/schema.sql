@@ -640,7 +640,7 @@ SELECT s.invocation_id,
        s.dd_grounding_mode_json       AS root_mode_json,
        coalesce(s.dd_grounding_mode_is_string, false) AS root_mode_is_string,
        coalesce(s.dd_input_hash, 'None') AS input_hash
-FROM lint_spans s
+FROM spans s  -- only runs of lint_spans pass the join with one, so these are lint_spans rows
 JOIN (SELECT invocation_id FROM lint_spans WHERE name = 'invoke_agent'
       GROUP BY invocation_id HAVING count(*) = 1) one USING (invocation_id)
 WHERE s.name = 'invoke_agent';
@@ -653,9 +653,12 @@ WITH RECURSIVE
 -- child of the root in a run where a child shares the root's id) can sit deeper, so only they
 -- feed the recursive part, which starts from the children of the root that have such children.
 under_root AS (
+    -- spans of the runs in lint_root (a subset of lint_runs), columns as lint_spans derives them
     SELECT s.invocation_id, s.ord, s.span_id, s.parent_id, s.name, s.start_time, s.end_time,
-           s.start_key, s.end_key, s.source_id, s.content_hash, r.root_ord, r.root_span_id
-    FROM lint_spans s
+           s.start_workbench_ns AS start_key, s.end_workbench_ns AS end_key,
+           coalesce(s.dd_source_id, 'None') AS source_id,
+           coalesce(s.dd_content_hash, 'None') AS content_hash, r.root_ord, r.root_span_id
+    FROM spans s
     JOIN lint_root r USING (invocation_id)
     WHERE s.parent_id IS NOT NULL
 ),
