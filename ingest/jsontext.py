@@ -135,6 +135,8 @@ def fix_surrogates(s: str) -> str:
 
 def vstr(value) -> str:
     """str() of a parsed JSON value, made storable (lone surrogates -> U+FFFD)."""
+    if type(value) is str and value.isascii():
+        return value
     s = pystr(value)
     if s.isascii():
         return s
