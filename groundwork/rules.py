@@ -407,7 +407,7 @@ def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, 
         for _ in range(workers):
             cur = con.cursor()
             opened.append(cur)
-            cur.execute(f"SET search_path = '{alias}.main,{quoted}.main'")
+            cur.execute("SET search_path = " + "'" + f"{alias}.main,{quoted}.main".replace("'", "''") + "'")
             cursors.put(cur)
         scoped = runs is not None or scope_query is not None
         if runs is not None:
