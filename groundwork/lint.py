@@ -222,29 +222,50 @@ def grounding_text(passed: bool, mode: str | None, retrieval_count: int, chat_co
 
 @dataclass
 class FreshBatch:
-    """The verdicts of the runs a pass judged itself, column by column, in invocation_id order,
-    and their violations and findings (``v_*``, in report order within each run: the workbench's
+    """The verdicts of the runs a pass judged itself, in invocation_id order, column by column:
+    ``base`` (the _BASE_SQL rows as Arrow) plus the computed status, counts and grounding.txt
+    text (``summary_index`` into the distinct ``summary_texts``; None when unlintable), and
+    their violations and findings (``v_*``, in report order within each run: the workbench's
     violations, then groundwork's findings). RunVerdict objects are built only when asked for."""
 
+    base: pa.Table | None = None
     ids: list = field(default_factory=list)
     status: list = field(default_factory=list)
-    mode: list = field(default_factory=list)
     retrieval_count: list = field(default_factory=list)
     chat_count: list = field(default_factory=list)
-    summary: list = field(default_factory=list)
-    reason: list = field(default_factory=list)
-    ingest_id: list = field(default_factory=list)
-    context_key: list = field(default_factory=list)
+    summary_index: list = field(default_factory=list)
+    summary_texts: list = field(default_factory=list)
     v_ids: list = field(default_factory=list)
     v_seq: list = field(default_factory=list)
     v_code: list = field(default_factory=list)
     v_text: list = field(default_factory=list)
     v_finding: list = field(default_factory=list)
 
+    def column(self, name: str) -> list:
+        return self.base.column(name).to_pylist() if self.base is not None else []
+
+    def verdict_table(self) -> pa.Table:
+        """One row per run, the columns of lint_verdicts a pass writes."""
+        empty = pa.array([], pa.string())
+        base = self.base
+        return pa.table({
+            "invocation_id": base.column("invocation_id") if base is not None else empty,
+            "status": pa.array(self.status, pa.string()),
+            "mode": base.column("mode") if base is not None else empty,
+            "retrieval_count": pa.array(self.retrieval_count, pa.int32()),
+            "chat_count": pa.array(self.chat_count, pa.int32()),
+            "summary": pa.DictionaryArray.from_arrays(pa.array(self.summary_index, pa.int32()),
+                                                      pa.array(self.summary_texts, pa.string())),
+            "reason": base.column("reason") if base is not None else empty,
+            "ingest_id": base.column("ingest_id").cast(pa.int32()) if base is not None else pa.array([], pa.int32()),
+            "context_key": base.column("context_key") if base is not None else empty,
+        })
+
     def verdicts(self) -> list[RunVerdict]:
-        out = [RunVerdict(i, st, m, r, c, [], [], [], text, why) for i, st, m, r, c, text, why
-               in zip(self.ids, self.status, self.mode, self.retrieval_count, self.chat_count,
-                      self.summary, self.reason)]
+        texts = self.summary_texts
+        out = [RunVerdict(i, st, m, r, c, [], [], [], None if k is None else texts[k], why)
+               for i, st, m, r, c, k, why in zip(self.ids, self.status, self.column("mode"), self.retrieval_count,
+                                                 self.chat_count, self.summary_index, self.column("reason"))]
         by_id = {v.invocation_id: v for v in out}
         for invocation_id, code, text, finding in zip(self.v_ids, self.v_code, self.v_text, self.v_finding):
             verdict = by_id[invocation_id]
@@ -426,14 +447,12 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
                 entry[1].append(text)
         base = base_future.result()
 
+    batch.base = base
     ids = batch.ids = base.column("invocation_id").to_pylist()
     lintable = base.column("lintable").to_pylist()
-    modes = batch.mode = base.column("mode").to_pylist()
+    modes = base.column("mode").to_pylist()
     n_retrieval = base.column("retrieval_count").to_pylist()
     n_chat = base.column("chat_count").to_pylist()
-    batch.reason = base.column("reason").to_pylist()
-    batch.ingest_id = base.column("ingest_id").to_pylist()
-    batch.context_key = base.column("context_key").to_pylist()
     status = batch.status
     v_ids, v_seq, v_code, v_text, v_finding = batch.v_ids, batch.v_seq, batch.v_code, batch.v_text, batch.v_finding
     # A run's grounding.txt depends only on its mode, counts and messages: each distinct
@@ -468,9 +487,9 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
             v_finding.extend([False] * len(codes))
             v_finding.extend([True] * len(found_codes))
     batch.retrieval_count, batch.chat_count = n_retrieval, n_chat
-    texts = [text[:-1] for text in render_many(
+    batch.summary_texts = [text[:-1] for text in render_many(
         "lint/grounding.txt.j2", [_Verdict(passed, mode, r, c, list(messages)) for passed, mode, r, c, messages in keys], "v")]
-    batch.summary = [None if k is None else texts[k] for k in key_of]
+    batch.summary_index = key_of
     return batch
 
 
@@ -513,17 +532,7 @@ def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules
     (the ``lint_reused`` relation registered by ``lint_warehouse``).
     """
     b = result.batch
-    verdict_table = pa.table({
-        "invocation_id": pa.array(b.ids, pa.string()),
-        "status": pa.array(b.status, pa.string()),
-        "mode": pa.array(b.mode, pa.string()),
-        "retrieval_count": pa.array(b.retrieval_count, pa.int32()),
-        "chat_count": pa.array(b.chat_count, pa.int32()),
-        "summary": pa.array(b.summary, pa.string()),
-        "reason": pa.array(b.reason, pa.string()),
-        "ingest_id": pa.array(b.ingest_id, pa.int32()),
-        "context_key": pa.array(b.context_key, pa.string()),
-    })
+    verdict_table = b.verdict_table()
     violation_table = pa.table({
         "invocation_id": pa.array(b.v_ids, pa.string()),
         "seq": pa.array(b.v_seq, pa.int32()),
