@@ -98,18 +98,20 @@ class ChunkResult:
     rows: int = 0
 
 
-def process_chunk(root: str, root_real: str, ingest_id: int, items: list, rehash: bool) -> ChunkResult:
+def process_chunk(root: str, root_real: str, ingest_id: int, items: list, rehash: bool,
+                  links: frozenset = frozenset()) -> ChunkResult:
     """List, fingerprint, read and parse a chunk of run folders.
 
     ``items`` = [(name, stored)] where stored = (files_fingerprint, content_fingerprint,
-    parser_version) of the warehouse copy, or None for a run not in the warehouse.
+    parser_version) of the warehouse copy, or None for a run not in the warehouse. ``links``:
+    the names that are symlinks in the archive root (the others need no symlink check).
     """
     res = ChunkResult()
     rows = RowSet()
     for name, stored in items:
         current = stored is not None and stored[2] == PARSER_VERSION
         # a run the warehouse lacks (or holds from an older parser) is read whatever its stat says
-        listing = list_run(root, root_real, name) if current else list_and_read(root, root_real, name)
+        listing = list_run(root, root_real, name) if current else list_and_read(root, root_real, name, name in links)
         if listing.reject is not None:
             res.rejected.append(name)
             kind, message = listing.reject
@@ -713,7 +715,7 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
     total = 0
     index_present = schemas_present = False
     for kind, _ in classify_root(loader.root):
-        total += kind in ("run", "bad-name")
+        total += kind in ("run", "run-link", "bad-name")
         index_present |= kind == "index"
         schemas_present |= kind == "schemas"
     loader.total = total
@@ -722,9 +724,14 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
     small = total < SMALL
     chunk_size = _chunk_size(total, loader.workers)
 
+    links: set[str] = set()  # run folders that are symlinks (checked against the archive root)
+
     def run_names():
         for kind, name in classify_root(loader.root):
             if kind == "run":
+                yield name
+            elif kind == "run-link":
+                links.add(name)
                 yield name
             elif kind == "bad-name":
                 result.folders_seen += 1
@@ -746,7 +753,8 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
             result.folders_seen += len(lookup_names)
             items = loader.lookup(lookup_names)
             for chunk in _chunks(items, chunk_size):
-                yield process_chunk, (loader.root, loader.root_real, ingest_id, chunk, rehash)
+                chunk_links = frozenset(n for n, _ in chunk if n in links) if links else frozenset()
+                yield process_chunk, (loader.root, loader.root_real, ingest_id, chunk, rehash, chunk_links)
 
     try:
         with _Borrowed(parsers) if parsers is not None else _Pool(0 if small else loader.workers) as pool:

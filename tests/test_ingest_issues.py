@@ -408,6 +408,16 @@ def test_run_folder_symlinked_outside_is_rejected_and_counted(one, tmp_path):
     assert result.exit_code == 1
 
 
+def test_run_folder_symlinked_inside_the_archive_is_loaded(one):
+    runs, inv, d = one
+    other = "01a22a33-0000-7000-8000-000000000003"
+    os.symlink(d, runs / other)  # a second name for the same run folder
+    con, result = ingest(runs)
+    assert (result.folders_seen, result.runs_loaded, result.runs_rejected) == (2, 2, 0)
+    assert ("name-mismatch", f"{other}/envelope.json", None, "none") in issues(con)
+    assert run_row(con, other)["envelope_invocation_id"] == inv
+
+
 def test_symlink_inside_the_archive_is_followed(one):
     runs, inv, d = one
     (d / "request.json").rename(runs / "request-copy.json")

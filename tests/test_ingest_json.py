@@ -138,3 +138,12 @@ def test_parse_run_never_raises_and_its_rows_always_load(spans, env, junk_spans,
         for table in RUN_TABLES:
             _insert(con, table, rows.arrow(table))
         con.execute("ROLLBACK")
+
+
+@given(json_values)
+@example({"a": [1, 2.5, None, float("nan"), {"b": "\x7f\u2028\ud800é"}], "c": 2**70})
+@example(None)
+def test_raw_json_columns_are_exactly_json_dumps(value):
+    """The *_json columns hold exactly Python's json.dumps text (repr_json parses it back)."""
+    from ingest.jsontext import dumps
+    assert dumps(value) == json.dumps(value)
