@@ -21,9 +21,26 @@ class CanonicalisationError(ValueError):
 # orjson writes every string, integer, boolean and null exactly as json.dumps(ensure_ascii=False)
 # does (all escapes checked over every code point) and sorts keys in the same code point order.
 # Floats differ only where it writes an exponent (always signed: e+ / e-) or a plain decimal
-# below 1e-4 (Python writes 1e-05 where orjson writes 0.00001); output holding none of these
-# three byte strings is kept (three fast substring scans; a hex hash or a word like "re-run" in a
-# string only costs a fall back to json.dumps).
+# below 1e-4 (Python writes 1e-05 where orjson writes 0.00001). Such a number token always holds
+# one of these markers and starts right after ':', ',' or '[' (or at the very start): a marker
+# elsewhere (inside a string: a UUID's "0e-7", a word like "re-run") changes nothing.
+_MARKERS = (b"e+", b"e-", b"0.0000")
+_NUMBER_CHARS = frozenset(b"0123456789.-")
+_BEFORE_NUMBER = frozenset(b":,[")
+
+
+def _orjson_may_differ(data: bytes) -> bool:
+    """True when ``data`` (compact orjson output) may hold a float json.dumps writes otherwise."""
+    for marker in _MARKERS:
+        i = data.find(marker)
+        while i != -1:
+            j = i - 1
+            while j >= 0 and data[j] in _NUMBER_CHARS:
+                j -= 1
+            if j < 0 or data[j] in _BEFORE_NUMBER:
+                return True
+            i = data.find(marker, i + 1)
+    return False
 
 
 def canonical_bytes(value, fast: bool = False) -> bytes:
@@ -39,7 +56,7 @@ def canonical_bytes(value, fast: bool = False) -> bytes:
             data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
         except orjson.JSONEncodeError:
             data = None
-        if data is not None and b"e+" not in data and b"e-" not in data and b"0.0000" not in data:
+        if data is not None and not _orjson_may_differ(data):
             return data
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     try:

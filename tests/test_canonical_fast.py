@@ -50,6 +50,9 @@ values = st.recursive(
 @example({"b": 1e-05, "a": [0.0001, 1e16, 1e15, -0.0, 5e-324]}, False)
 @example({"t": "2026-11-30T05:12:21.000001+00:00", "s": "0.00001 and 1e5 in text"}, True)
 @example({"\x7f": "\x00\x1f\u2028\u2029\"\\/"}, True)
+@example([1e-05, "c50e-72a1", "12:30e-5", -2.5e-07, [0.00001234, {"x": 1e16}]], False)
+@example(1e-05, False)
+@example({"id": "01a0f4c2-c50e-72a1-b6ac-d3b5a5f22520", "n": 3}, True)
 def test_canonical_bytes_equal_json_dumps(value, ascii_only):
     check(json.dumps(value, ensure_ascii=ascii_only))
 
