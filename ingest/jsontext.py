@@ -127,8 +127,14 @@ def _without_surrogates(value):
 SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
-def may_hold_surrogate(text: str) -> bool:
-    """Cheap pre-check: could ``text`` hold a \\udXXX escape?"""
+SURROGATE_ESCAPE_BYTES = re.compile(SURROGATE_ESCAPE.pattern.encode("ascii"))
+
+
+def may_hold_surrogate(text: str | bytes) -> bool:
+    """Cheap pre-check: could ``text`` (or the raw bytes it was decoded from: faster) hold a
+    \\udXXX escape?"""
+    if type(text) is bytes:
+        return (b"\\ud" in text or b"\\uD" in text) and SURROGATE_ESCAPE_BYTES.search(text) is not None
     return ("\\ud" in text or "\\uD" in text) and SURROGATE_ESCAPE.search(text) is not None
 
 

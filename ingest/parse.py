@@ -29,9 +29,9 @@ _RUN_COLS = [name for name, _ in COLUMNS["runs"]]
 _run_tuple = operator.itemgetter(*_RUN_COLS)
 
 
-def _check_surrogates(text: str, value, path: str, issues: Issues) -> None:
+def _check_surrogates(raw: bytes, value, path: str, issues: Issues) -> None:
     """Record a lone surrogate escape (text columns then show U+FFFD; exact values stay in *_json)."""
-    if may_hold_surrogate(text) and has_lone_surrogate(value):
+    if may_hold_surrogate(raw) and has_lone_surrogate(value):
         issues.add(path, None, K.LONE_SURROGATE,
                    "contains a lone UTF-16 surrogate escape (e.g. \\ud800); text columns show U+FFFD, "
                    "the *_json columns keep the exact value")
@@ -71,7 +71,7 @@ def _load_json_file(f: FileEntry | None, path: str, issues: Issues, crash_lint: 
             issues.add(path, getattr(exc, "lineno", None), K.MALFORMED_JSON, f"invalid JSON ({exc})",
                        crash_lint, crash_verify)
         return False, None, False
-    _check_surrogates(text, value, path, issues)
+    _check_surrogates(f.data, value, path, issues)
     return True, value, fast
 
 
@@ -123,7 +123,7 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
                        "spans.jsonl is empty (the workbench lints it as 0 spans)" if not f.data
                        else "spans.jsonl holds only whitespace (the workbench lints it as 0 spans)")
         rows, fmt, records = parse_spans(text, inv, spath, issues, f.data.endswith((b"\n", b"\r")),
-                                         needs_exact_bytes(f.data))
+                                         needs_exact_bytes(f.data), may_hold_surrogate(f.data))
         check_cycles(records, spath, issues)
         out.rows["spans"] = rows
         run["span_format"] = fmt

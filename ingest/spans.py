@@ -58,7 +58,8 @@ def _row(inv, ord_, line_no, fmt, name, name_present, span_id, trace_id, parent_
             *dd, gm_json, gm_is_str, status_code, service_name, attrs_json, start_ns, end_ns, start_wb, end_wb)
 
 
-def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newline: bool, exact: bool | None = None):
+def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newline: bool, exact: bool | None = None,
+                surrogates: bool | None = None):
     """Parse the decoded text of a spans file.
 
     Returns ``(rows, span_format, records)``: span table rows, ``sdk``/``otlp``/``mixed`` (None
@@ -69,7 +70,8 @@ def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newlin
     formats: set[str] = set()
     if exact is None:
         exact = needs_exact(text)
-    surrogates = may_hold_surrogate(text)
+    if surrogates is None:
+        surrogates = may_hold_surrogate(text)
     lone_found = False
     lines = text.splitlines()
     last = len(lines)
