@@ -164,12 +164,13 @@ def test_workers_give_the_same_warehouse_as_inline_parsing(tmp_path):
 def test_ingest_settings_apply_during_the_ingest_and_are_restored(tmp_path):
     runs, _ = archive(tmp_path, PASS_RETRIEVAL)
     con = fresh_con()
-    query = "SELECT current_setting('wal_autocheckpoint'), current_setting('threads')"
+    query = ("SELECT current_setting('wal_autocheckpoint'), current_setting('threads'), "
+             "current_setting('force_compression')")
     before = con.execute(query).fetchall()[0]
     seen = []
     ingest(runs, con, progress=lambda done, total: seen.append(con.execute(query).fetchall()[0]))
     assert con.execute(query).fetchall()[0] == before
-    assert seen and all(wal.startswith("61.0") and threads == 1 for wal, threads in seen), seen
+    assert seen and all(wal.startswith("61.0") and threads == 1 and method == "zstd" for wal, threads, method in seen), seen
 
 
 # ------------------------------------------------------------------------------ kill -9
