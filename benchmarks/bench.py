@@ -468,7 +468,18 @@ def write_markdown(path: Path, mach: dict, results: list[dict], args) -> None:
             if r.get(key):
                 parts.append(f"{label}: " + ", ".join(f"{k} {v}" for k, v in r[key].items()))
         parts.append("")
-    path.write_text("\n".join(parts), encoding="utf-8")
+    text = "\n".join(parts)
+    # Hand-written sections around the generated part survive: only the text between the markers
+    # is replaced when the file has them.
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    if BEGIN in old and END in old:
+        head, rest = old.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        text = head + BEGIN + "\n" + text.split("\n", 2)[2] + "\n" + END + tail
+    path.write_text(text, encoding="utf-8")
+
+
+BEGIN, END = "<!-- bench.py: generated below -->", "<!-- bench.py: generated above -->"
 
 
 def main(argv=None) -> None:
