@@ -122,6 +122,17 @@ class LintResult:
         """0 when every run passed, 1 when any failed or could not be linted."""
         return 0 if self.counts[FAILED] == 0 and self.counts[UNLINTABLE] == 0 else 1
 
+    def not_passed(self) -> list[RunVerdict]:
+        """The verdicts of runs that failed or could not be linted, in invocation_id order, built
+        without building the others (a text report of 100,000 runs prints a few percent)."""
+        if self._verdicts is not None:
+            return [v for v in self._verdicts if not v.passed]
+        out = self.batch.verdicts(not_passed=True)
+        if self.reused:
+            out += self._load_reused(not_passed=True)
+            out.sort(key=lambda v: v.invocation_id)
+        return out
+
     def by_id(self) -> dict[str, RunVerdict]:
         return {v.invocation_id: v for v in self.verdicts}
 
@@ -261,14 +272,18 @@ class FreshBatch:
             "context_key": base.column("context_key") if base is not None else empty,
         })
 
-    def verdicts(self) -> list[RunVerdict]:
+    def verdicts(self, not_passed: bool = False) -> list[RunVerdict]:
+        """RunVerdict objects (only for runs that did not pass, with ``not_passed``)."""
         texts = self.summary_texts
         out = [RunVerdict(i, st, m, r, c, [], [], [], None if k is None else texts[k], why)
                for i, st, m, r, c, k, why in zip(self.ids, self.status, self.column("mode"), self.retrieval_count,
-                                                 self.chat_count, self.summary_index, self.column("reason"))]
+                                                 self.chat_count, self.summary_index, self.column("reason"))
+               if not (not_passed and st == PASSED)]
         by_id = {v.invocation_id: v for v in out}
         for invocation_id, code, text, finding in zip(self.v_ids, self.v_code, self.v_text, self.v_finding):
-            verdict = by_id[invocation_id]
+            verdict = by_id.get(invocation_id)
+            if verdict is None:  # a passing run's finding, left out with not_passed
+                continue
             if finding:
                 verdict.findings.append((code, text))
             else:
@@ -406,7 +421,7 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
         result = LintResult(batch=batch, rules=chosen, ruleset_hash=ruleset,
                             counts={PASSED: counts[PASSED], FAILED: counts[FAILED], UNLINTABLE: counts[UNLINTABLE]},
                             findings_count=findings_count, reused=reused.num_rows, started_at=started,
-                            _load_reused=lambda: _load_verdicts(con, reused, oldest))
+                            _load_reused=lambda not_passed=False: _load_verdicts(con, reused, oldest, not_passed))
         result.finished_at = datetime.now(timezone.utc)
         if record:
             result.lint_id = record_lint(con, result, all_rules=all_rules, oldest=oldest)
@@ -499,21 +514,25 @@ def _columns(con, sql: str, params: dict) -> list[list]:
     return [column.to_pylist() for column in table.columns]
 
 
-def _load_verdicts(con, reused: pa.Table, oldest: int) -> list[RunVerdict]:
-    """Read the verdicts (and their violations) a pass reused from earlier passes."""
+def _load_verdicts(con, reused: pa.Table, oldest: int, not_passed: bool = False) -> list[RunVerdict]:
+    """Read the verdicts (and their violations) a pass reused from earlier passes (only those of
+    runs that did not pass, with ``not_passed``)."""
     con.register("lint_reused_load", reused)
+    only = " AND v.status <> 'passed'" if not_passed else ""
     try:
         params = {"oldest": oldest}
         verdicts = {invocation_id: RunVerdict(invocation_id, status, mode, n_retrieval, n_chat, [], [], [], summary, reason)
                     for invocation_id, status, mode, n_retrieval, n_chat, summary, reason in zip(*_columns(con,
                         "SELECT v.invocation_id, v.status, v.mode, v.retrieval_count, v.chat_count, v.summary, v.reason"
                         " FROM lint_verdicts v JOIN lint_reused_load r USING (lint_id, invocation_id)"
-                        " WHERE v.lint_id >= $oldest", params))}
+                        " WHERE v.lint_id >= $oldest" + only, params))}
         for invocation_id, code, message in zip(*_columns(con,
                 "SELECT m.invocation_id, m.code, m.message FROM lint_violations m"
                 " JOIN lint_reused_load r USING (lint_id, invocation_id) WHERE m.lint_id >= $oldest"
                 " ORDER BY m.invocation_id, m.seq", params)):
-            verdict = verdicts[invocation_id]
+            verdict = verdicts.get(invocation_id)
+            if verdict is None:  # a passing run's finding, left out with not_passed
+                continue
             if code.startswith("GW"):
                 verdict.findings.append((code, message))
             else:

@@ -96,6 +96,19 @@ def test_text_lists_failing_runs_with_their_grounding_txt(warehouse):
     assert result.stdout.rstrip().endswith(f"99 runs, {99 - len(failing)} passed, {len(failing)} failed, 0 unlintable; 0 groundwork findings")
 
 
+def test_text_of_a_relint_with_reused_verdicts_equals_the_first(warehouse, tmp_path):
+    copy = tmp_path / "w.duckdb"
+    shutil.copy(warehouse, copy)
+    first = runner.invoke(app, ["lint", "-w", str(copy)])
+    again = runner.invoke(app, ["lint", "-w", str(copy)])
+    assert (first.exit_code, again.exit_code) == (1, 1)
+    assert "99 unchanged since their last lint" in again.stdout.splitlines()[-1]
+    blocks = [out.stdout.rsplit("\n\n", 1)[0] for out in (first, again)]  # the totals line differs
+    assert blocks[0] == blocks[1]
+    ids = [line.split()[1].rstrip(":") for line in blocks[0].splitlines() if line.startswith("run ")]
+    assert ids == sorted(i for i, d in EXPECTED.items() if not d["lint"]["passed"])
+
+
 def test_junit_has_a_case_per_rule_code_and_per_failure_message(warehouse):
     result = runner.invoke(app, ["lint", "-w", str(warehouse), "-f", "junit", "--rules", "G1,N1", "--no-record"])
     assert result.exit_code == 1

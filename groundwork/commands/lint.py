@@ -58,7 +58,8 @@ def print_result(result, fmt: LintFormat, *, show_passed: bool) -> None:
         sys.stdout.flush()
         return
     if fmt is LintFormat.text:
-        sys.stdout.write(render("lint/report.txt.j2", verdicts=result.verdicts, show_passed=show_passed,
+        verdicts = result.verdicts if show_passed else result.not_passed()
+        sys.stdout.write(render("lint/report.txt.j2", verdicts=verdicts, show_passed=show_passed,
                                 totals=result.totals_line()))
         return
     titles: dict[str, list[str]] = {}
