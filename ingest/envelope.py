@@ -145,11 +145,16 @@ def grounded_on_values(value, path: str):
         if found:
             yield p, node
         elif isinstance(node, dict):
+            # scalars other than grounded_on values yield nothing: not stacked (nor their paths built)
             for key, item in reversed(list(node.items())):
-                stack.append((key == "grounded_on", item, _key_path(p, key)))
+                if key == "grounded_on":
+                    stack.append((True, item, _key_path(p, key)))
+                elif isinstance(item, (dict, list)):
+                    stack.append((False, item, _key_path(p, key)))
         elif isinstance(node, list):
             for i in range(len(node) - 1, -1, -1):
-                stack.append((False, node[i], f"{p}[{i}]"))
+                if isinstance(node[i], (dict, list)):
+                    stack.append((False, node[i], f"{p}[{i}]"))
 
 
 def evidence_rows(env, inv: str, fast: bool = False) -> list[tuple]:
