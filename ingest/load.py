@@ -380,8 +380,7 @@ def write_batch(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
     Returns the number of issue rows written."""
     pending = batch.pending
     issues_new = 0
-    con.execute("BEGIN")
-    try:
+    with _transaction(con, "batch"):
         if batch.replace:
             _with_table(con, "_gw_replace", pa.table({"id": pa.array(batch.replace, pa.string())}), lambda: [
                 con.execute(f"DELETE FROM {t} WHERE invocation_id IN (SELECT id FROM _gw_replace)")
@@ -407,12 +406,6 @@ def write_batch(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
         if batch.seen:
             _with_table(con, "_gw_seen_batch", pa.table({"id": pa.array(batch.seen, pa.string())}),
                         lambda: con.execute("INSERT INTO _gw_seen SELECT id FROM _gw_seen_batch"))
-        _crash_point("batch-before-commit")
-        con.execute("COMMIT")
-        _crash_point("batch-after-commit")
-    except BaseException:
-        _rollback(con)
-        raise
     return issues_new
 
 
@@ -535,8 +528,7 @@ class _Loader:
         archive_rows = issue_rows(self.archive_issues, self.ingest_id, None)
         archive_rows += [(self.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in self.index_issues]
         archive_rows += self.rejected_issues
-        con.execute("BEGIN")
-        try:
+        with _transaction(con, "finish"):
             # runs whose folder is gone (or no longer loadable) are kept, marked missing
             con.execute("UPDATE runs SET missing = NOT seen_now FROM (SELECT r.invocation_id AS id, "
                         "s.invocation_id IS NOT NULL AS seen_now FROM runs r LEFT JOIN (SELECT DISTINCT invocation_id "
@@ -571,11 +563,6 @@ class _Loader:
                         "runs_rejected = ?, runs_missing = ?, issues = ? WHERE ingest_id = ?",
                         [_now(), result.folders_seen, result.runs_loaded, result.runs_unchanged,
                          result.runs_rejected, result.runs_missing, result.issues_new, self.ingest_id])
-            _crash_point("finish-before-commit")
-            con.execute("COMMIT")
-        except BaseException:
-            _rollback(con)
-            raise
         con.execute("DROP TABLE IF EXISTS _gw_seen")
 
     def _replace_derived_issues(self, rows: list[tuple], result: IngestResult) -> None:
@@ -612,6 +599,23 @@ def _insert(con, table: str, tbl: pa.Table, columns: str | None = None) -> None:
         return
     cols = columns or column_list(table)
     _with_table(con, "_gw_rows", tbl, lambda: con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _gw_rows"))
+
+
+@contextmanager
+def _transaction(con, crash_point: str | None = None):
+    """BEGIN ... COMMIT, rolled back on any error. ``crash_point`` names the fault-injection
+    points just before and after the commit (the kill -9 tests)."""
+    con.execute("BEGIN")
+    try:
+        yield
+        if crash_point is not None:
+            _crash_point(f"{crash_point}-before-commit")
+        con.execute("COMMIT")
+    except BaseException:
+        _rollback(con)
+        raise
+    if crash_point is not None:
+        _crash_point(f"{crash_point}-after-commit")
 
 
 def _rollback(con) -> None:
@@ -868,8 +872,7 @@ class _IndexLoad:
     def commit(self) -> None:
         loader, con = self.loader, self.loader.con
         cols = column_list("invocation_index")
-        con.execute("BEGIN")
-        try:
+        with _transaction(con, "index"):
             con.execute("DELETE FROM invocation_index")
             con.execute(f"INSERT INTO invocation_index ({cols}) SELECT {cols} FROM _gw_index_stage ORDER BY line_no")
             # the same invocation id on two lines (in SQL: memory stays flat however long the index is)
@@ -887,11 +890,6 @@ class _IndexLoad:
             con.execute("DELETE FROM ingest_issues WHERE invocation_id IS NULL AND path = ?", [INDEX_FILE])
             _insert(con, "ingest_issues", to_arrow("ingest_issues", [
                 (loader.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in loader.index_issues]))
-            _crash_point("index-before-commit")
-            con.execute("COMMIT")
-        except BaseException:
-            _rollback(con)
-            raise
         con.execute("DROP TABLE IF EXISTS _gw_index_stage")
 
 
@@ -1009,14 +1007,9 @@ def load_single(con: duckdb.DuckDBPyConnection, spans_path, envelope_path, reque
     rows.rows["ingest_issues"] = [(a, b, given.get(path, path), *rest) for a, b, path, *rest in rows.rows["ingest_issues"]
                                   if path not in not_given]
     rows.rows["run_files"] = []
-    con.execute("BEGIN")
-    try:
+    with _transaction(con):
         _with_table(con, "_gw_replace", pa.table({"id": pa.array([key], pa.string())}), lambda: [
             con.execute(f"DELETE FROM {t} WHERE invocation_id IN (SELECT id FROM _gw_replace)") for t in RUN_TABLES])
         for t in RUN_TABLES:
             _insert(con, t, rows.arrow(t))
-        con.execute("COMMIT")
-    except BaseException:
-        _rollback(con)
-        raise
     return key
