@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest_support import (PASS_RETRIEVAL, archive, envelope, ingest, issues, run_row, span_lines,
+from ingest_support import (PASS_NONE, PASS_RETRIEVAL, archive, envelope, ingest, issues, run_row, span_lines,
                             write_envelope, write_span_lines)
 
 UNL = "unlintable"
@@ -524,3 +524,38 @@ def nanos_of(iso: str) -> int:
     from datetime import datetime, timezone
     delta = datetime.fromisoformat(iso.replace("Z", "+00:00")) - datetime(1970, 1, 1, tzinfo=timezone.utc)
     return ((delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds) * 1000
+
+
+def test_index_symlinked_outside_the_archive_is_not_read(tmp_path):
+    runs, _ = archive(tmp_path, PASS_RETRIEVAL, index=True)
+    outside = tmp_path / "elsewhere.jsonl"
+    (runs / "invocations.jsonl").rename(outside)
+    os.symlink(outside, runs / "invocations.jsonl")
+    con, result = ingest(runs)
+    assert issues(con) == [("symlink-outside", "invocations.jsonl", None, "none")]
+    assert con.execute("SELECT count(*) FROM invocation_index").fetchall()[0][0] == 0
+    assert result.exit_code == 1
+
+
+def test_index_changes_between_ingests_are_applied_and_its_issues_kept(tmp_path):
+    runs, _ = archive(tmp_path, PASS_RETRIEVAL, PASS_NONE, index=True)
+    index = runs / "invocations.jsonl"
+    lines = index.read_text().splitlines(keepends=True)
+    index.write_text(lines[0] + "{not json\n")
+    con, _ = ingest(runs)
+    assert issues(con) == [("malformed-json", "invocations.jsonl", 2, "none")]
+    assert con.execute("SELECT line_no FROM invocation_index").fetchall() == [(1,)]
+    # unchanged: the rows and the issue stay as they are
+    _, again = ingest(runs, con)
+    assert issues(con) == [("malformed-json", "invocations.jsonl", 2, "none")]
+    assert again.issues_by_kind == {"malformed-json": 1}
+    # fixed: replaced whole, the issue is gone
+    index.write_text("".join(lines))
+    ingest(runs, con)
+    assert issues(con) == []
+    assert con.execute("SELECT count(*) FROM invocation_index").fetchall()[0][0] == len(lines)
+    # removed: the index rows and its fingerprint go too
+    index.unlink()
+    ingest(runs, con)
+    assert con.execute("SELECT count(*) FROM invocation_index").fetchall()[0][0] == 0
+    assert con.execute("SELECT count(*) FROM archive_files WHERE path = 'invocations.jsonl'").fetchall()[0][0] == 0
