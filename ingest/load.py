@@ -48,7 +48,7 @@ from .jsontext import decode_utf8, dumps_doc, iso_to_us_opt, loads, needs_exact_
 from .parse import PARSER_VERSION, failed_run, file_rows, issue_rows, parse_run
 from .scan import (INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name, list_and_read,
                    list_run, read_files)
-from .tables import COLUMNS, RUN_TABLES, RowSet, column_list, to_arrow
+from .tables import RUN_TABLES, RowSet, column_list, to_arrow
 
 CHUNK = 256           # runs per worker task, at most (see _chunk_size)
 LOOKUP = 1024         # runs per fingerprint look-up query

@@ -4,7 +4,6 @@ a second writer gets a one-line error and exit 2."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
