@@ -125,44 +125,52 @@ def _ascii_str(value) -> bool:
 
 
 def _sdk_line(doc, inv, line_no, path, issues: Issues, rows, records, fast: bool = False) -> None:
-    """One SDK span line -> a span row (and its issues)."""
-    # Fast path for the well-formed line (nearly all of them): the same row as _sdk_line_checked
-    # builds, without its checks; anything unusual goes there.
-    if type(doc) is dict:
-        context = doc.get("context")
-        name = doc.get("name")
-        start, end = doc.get("start_time"), doc.get("end_time")
-        raw_parent = doc.get("parent_id")
-        raw_attrs = doc.get("attributes")
-        if (type(context) is dict and _ascii_str(name) and _ascii_str(start) and _ascii_str(end)
-                and (raw_parent is None or _ascii_str(raw_parent))
-                and (raw_attrs is None or type(raw_attrs) is dict)):
-            span_id, trace_id = context.get("span_id"), context.get("trace_id")
-            if _ascii_str(span_id) and _ascii_str(trace_id):
-                try:
-                    start_us, start_wb = iso_times(start)
-                    end_us, end_wb = iso_times(end)
-                except (TimeProblem, OverflowError):
-                    pass
-                else:
-                    span_id = span_id[2:] if span_id.startswith("0x") else span_id
-                    trace_id = trace_id[2:] if trace_id.startswith("0x") else trace_id
-                    parent_id = (raw_parent[2:] if raw_parent.startswith("0x") else raw_parent) if raw_parent else None
-                    attrs, attrs_json = ({}, "{}") if raw_attrs is None else (raw_attrs, dumps_doc(raw_attrs, fast))
-                    status = doc.get("status")
-                    status_code = vstr(status["status_code"]) if type(status) is dict and "status_code" in status else None
-                    resource = doc.get("resource")
-                    service = None
-                    if type(resource) is dict:
-                        res_attrs = resource.get("attributes")
-                        if type(res_attrs) is dict and "service.name" in res_attrs:
-                            service = vstr(res_attrs["service.name"])
-                    rows.append(_row(inv, len(rows), line_no, "sdk", name, True, span_id, trace_id,
-                                     parent_id, start_us, end_us, attrs, attrs_json, status_code, service,
-                                     _ns(start_us), _ns(end_us), fast, start_wb, end_wb))
-                    records.append(SpanRecord(name, span_id, parent_id, line_no))
-                    return
-    _sdk_line_checked(doc, inv, line_no, path, issues, rows, records, fast)
+    """One SDK span line -> a span row (and its issues). A well-formed line (nearly all of them)
+    skips the checks of _sdk_line_checked and gets the same row."""
+    fields = _well_formed_sdk(doc)
+    if fields is None:
+        _sdk_line_checked(doc, inv, line_no, path, issues, rows, records, fast)
+        return
+    name, span_id, trace_id, parent_id, (start_us, start_wb), (end_us, end_wb), raw_attrs = fields
+    attrs, attrs_json = ({}, "{}") if raw_attrs is None else (raw_attrs, dumps_doc(raw_attrs, fast))
+    status_code, service = _status_and_service(doc)
+    rows.append(_row(inv, len(rows), line_no, "sdk", name, True, span_id, trace_id,
+                     parent_id, start_us, end_us, attrs, attrs_json, status_code, service,
+                     _ns(start_us), _ns(end_us), fast, start_wb, end_wb))
+    records.append(SpanRecord(name, span_id, parent_id, line_no))
+
+
+def _well_formed_sdk(doc):
+    """(name, span_id, trace_id, parent_id, start times, end times, attributes) of a line that
+    _sdk_line_checked reads without an issue and whose name, ids and times are ASCII strings
+    (so str() leaves them as they are); None for any other line."""
+    if type(doc) is not dict:
+        return None
+    context, name = doc.get("context"), doc.get("name")
+    start, end = doc.get("start_time"), doc.get("end_time")
+    raw_parent, raw_attrs = doc.get("parent_id"), doc.get("attributes")
+    if not (type(context) is dict and _ascii_str(name) and _ascii_str(start) and _ascii_str(end)
+            and (raw_parent is None or _ascii_str(raw_parent)) and (raw_attrs is None or type(raw_attrs) is dict)):
+        return None
+    span_id, trace_id = context.get("span_id"), context.get("trace_id")
+    if not (_ascii_str(span_id) and _ascii_str(trace_id)):
+        return None
+    try:
+        start_times, end_times = iso_times(start), iso_times(end)
+    except (TimeProblem, OverflowError):
+        return None
+    return (name, strip0x(span_id), strip0x(trace_id), strip0x(raw_parent) if raw_parent else None,
+            start_times, end_times, raw_attrs)
+
+
+def _status_and_service(doc: dict) -> tuple[str | None, str | None]:
+    """str() of status.status_code and of resource.attributes["service.name"] (None when absent)."""
+    status = doc.get("status")
+    status_code = vstr(status["status_code"]) if isinstance(status, dict) and "status_code" in status else None
+    resource = doc.get("resource")
+    res_attrs = resource.get("attributes") if isinstance(resource, dict) else None
+    service = vstr(res_attrs["service.name"]) if isinstance(res_attrs, dict) and "service.name" in res_attrs else None
+    return status_code, service
 
 
 def _sdk_line_checked(doc, inv, line_no, path, issues: Issues, rows, records, fast: bool = False) -> None:
@@ -203,13 +211,7 @@ def _sdk_line_checked(doc, inv, line_no, path, issues: Issues, rows, records, fa
         attrs, attrs_json = raw_attrs, dumps_doc(raw_attrs, fast)
         if not isinstance(raw_attrs, dict):
             crash(K.WRONG_TYPE, "span attributes is not an object")
-    status = doc.get("status")
-    status_code = vstr(status["status_code"]) if isinstance(status, dict) and "status_code" in status else None
-    resource = doc.get("resource")
-    service = None
-    if isinstance(resource, dict) and isinstance(resource.get("attributes"), dict) \
-            and "service.name" in resource["attributes"]:
-        service = vstr(resource["attributes"]["service.name"])
+    status_code, service = _status_and_service(doc)
     name_present = "name" in doc
     rows.append(_row(inv, len(rows), line_no, "sdk", doc.get("name"), name_present, span_id, trace_id,
                      parent_id, start_us, end_us, attrs, attrs_json, status_code, service,
