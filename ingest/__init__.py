@@ -8,9 +8,19 @@ Entry points:
   as ``ingest_archive(..., parsers=...)``);
 * ``load_single(con, spans_path, envelope_path, request_path=None) -> str`` — one spans file and
   envelope from anywhere (drop-in lint); returns the run's key.
+
+The names from ``ingest.load`` are imported on first use: parser processes import only
+``ingest.work`` and what it needs, never DuckDB.
 """
 
-from .load import IngestResult, current_issue_counts, ingest_archive, load_single, parsers
 from .parse import PARSER_VERSION
 
-__all__ = ["IngestResult", "ingest_archive", "load_single", "parsers", "current_issue_counts", "PARSER_VERSION"]
+_FROM_LOAD = ("IngestResult", "ingest_archive", "load_single", "parsers", "current_issue_counts")
+__all__ = [*_FROM_LOAD, "PARSER_VERSION"]
+
+
+def __getattr__(name: str):
+    if name in _FROM_LOAD:
+        from . import load
+        return getattr(load, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
