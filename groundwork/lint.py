@@ -13,6 +13,11 @@ go through the rules. A run that delegates is reused only while its children in 
 as they were (its GW3/GW4 findings look at them: ``lint_context``). ``reuse=False`` re-lints
 everything.
 
+A full pass over a warehouse file reads the derived relations of spec 6.1 kept in its schema
+lint_store (``rules.stored``: only runs new or reloaded since the last full pass are derived
+again), so re-linting every run after a rule change evaluates the rules without re-deriving.
+Passes over some runs, and in-memory or read-only warehouses, derive for the pass alone.
+
 The order of a run's violations needs no global sort: rules are executed in report order
 (``Rule.rank``) and each rule's rows come out sorted per run by the rule's ``order`` columns, so
 appending row by row per run reproduces the order of spec 6.2.
@@ -436,7 +441,11 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
     batch = FreshBatch()
     if scope_query is not None and not con.execute(f"SELECT count(*) FROM ({scope_query}) AS s").fetchall()[0][0]:
         return batch
-    with rules_mod.materialised(con, scope_query=scope_query) as workspace:
+    if scope_query is None and rules_mod.store_usable(con):
+        context = rules_mod.stored(con)  # every run: the relations kept in the warehouse
+    else:
+        context = rules_mod.materialised(con, scope_query=scope_query)
+    with context as workspace:
         # Every query is queued at once; the workers run them as their inputs are ready while
         # this thread renders the results in report order.
         where = "WHERE r.invocation_id IN (SELECT invocation_id FROM lint_scope)" if scope_query is not None else ""

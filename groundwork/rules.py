@@ -327,6 +327,12 @@ class Workspace:
         self._pool = pool
         self._cursors = cursors
         self._ready: dict[str, Future] = {}
+        self.schema = ""  # the qualified schema that holds the derived relations
+
+    def wait(self) -> None:
+        """Block until every derived relation exists (re-raising a failure)."""
+        for future in self._ready.values():
+            future.result()
 
     def _task(self, work):
         cur = self._cursors.get()
@@ -382,6 +388,45 @@ class Workspace:
         return self._submit(sql, lambda cur: cur.sql(sql, params=params).to_arrow_table())
 
 
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _derived_bodies(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """The SELECT of each derived view of the warehouse (sql/schema.sql, section Grounding lint)."""
+    views = dict(con.execute(
+        "SELECT view_name, sql FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'main'"
+        " AND view_name IN (SELECT unnest($names))", {"names": list(DERIVED)}).fetchall())
+    return {name: _VIEW_BODY.match(views[name]).group(1) for name in DERIVED}
+
+
+def _open_cursors(con: duckdb.DuckDBPyConnection, workers: int, search_path: str) -> list:
+    cursors = []
+    try:
+        for _ in range(workers):
+            cur = con.cursor()
+            cursors.append(cur)
+            cur.execute("SET search_path = '" + search_path.replace("'", "''") + "'")
+    except BaseException:
+        for cur in cursors:
+            cur.close()
+        raise
+    return cursors
+
+
+def _derive(workspace: "Workspace", target: str, bodies: dict[str, str], scoped: bool) -> None:
+    """Queue the CREATE of every derived relation under ``target`` (a qualified schema), in
+    dependency order: a table for those in MATERIALISE, a view for the others."""
+    for name in DERIVED:
+        body = bodies[name]
+        if scoped and name == "lint_runs":
+            # Every other derived relation reads through lint_runs, so scoping it scopes them all.
+            body = f"SELECT * FROM ({body}) AS v WHERE invocation_id IN (SELECT invocation_id FROM lint_scope)"
+        kind = "TABLE" if name in MATERIALISE else "VIEW"
+        sql = f"CREATE {kind} {target}.{name} AS {body}"
+        workspace._ready[name] = workspace._submit(body, lambda cur, sql=sql: cur.execute(sql))
+
+
 @contextmanager
 def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, *,
                  scope_query: str | None = None, workers: int = WORKERS):
@@ -395,19 +440,14 @@ def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, 
     """
     alias = f"lint_work_{os.getpid()}_{next(_workspaces)}"
     database = con.execute("SELECT current_database()").fetchall()[0][0]
-    bodies = dict(con.execute(
-        "SELECT view_name, sql FROM duckdb_views() WHERE database_name = current_database() AND schema_name = 'main'"
-        " AND view_name IN (SELECT unnest($names))", {"names": list(DERIVED)}).fetchall())
+    bodies = _derived_bodies(con)
     con.execute(f"ATTACH ':memory:' AS {alias} (READ_WRITE)")
     cursors: queue.SimpleQueue = queue.SimpleQueue()
     opened = []
     pool = None
     try:
-        quoted = '"' + database.replace('"', '""') + '"'
-        for _ in range(workers):
-            cur = con.cursor()
-            opened.append(cur)
-            cur.execute("SET search_path = " + "'" + f"{alias}.main,{quoted}.main".replace("'", "''") + "'")
+        opened = _open_cursors(con, workers, f"{alias}.main,{_quote(database)}.main")
+        for cur in opened:
             cursors.put(cur)
         scoped = runs is not None or scope_query is not None
         if runs is not None:
@@ -421,14 +461,8 @@ def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, 
                     con.unregister("lint_scope_arrow")
         pool = ThreadPoolExecutor(workers, thread_name_prefix="lint")
         workspace = Workspace(pool, cursors)
-        for name in DERIVED:
-            body = _VIEW_BODY.match(bodies[name]).group(1)
-            if scoped and name == "lint_runs":
-                # Every other derived relation reads through lint_runs, so scoping it scopes them all.
-                body = f"SELECT * FROM ({body}) AS v WHERE invocation_id IN (SELECT invocation_id FROM lint_scope)"
-            kind = "TABLE" if name in MATERIALISE else "VIEW"
-            sql = f"CREATE {kind} {alias}.main.{name} AS {body}"
-            workspace._ready[name] = workspace._submit(body, lambda cur, sql=sql: cur.execute(sql))
+        workspace.schema = f"{alias}.main"
+        _derive(workspace, workspace.schema, bodies, scoped)
         yield workspace
         for future in workspace._ready.values():
             future.result()
@@ -438,3 +472,142 @@ def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, 
         for cur in opened:
             cur.close()
         con.execute(f"DETACH DATABASE IF EXISTS {alias}")
+
+
+# --------------------------------------------------------------------- derived relations, kept
+
+# A warehouse file keeps the derived relations between lints in its schema lint_store (tables of
+# the same names as the views, plus the views lint_spans and lint_grounded reading them), so that
+# a full lint, e.g. after a rule file changed, evaluates the rules without deriving again. They
+# depend only on the runs' rows and on the derived views' SQL: the store records the digest of
+# that SQL (a different digest rebuilds everything) and the runs.ingest_id each run was derived
+# from (a run that is new, reloaded, removed or has no ingest_id is derived again, alone).
+STORE = "lint_store"
+STORE_FORMAT = "1"
+_STATE_TABLE = f"{STORE}.derived_state"
+_RUNS_TABLE = f"{STORE}.derived_runs"
+_STALE_SQL = f"""
+SELECT coalesce(r.invocation_id, s.invocation_id) AS invocation_id, r.invocation_id IS NOT NULL AS present
+FROM runs r
+FULL OUTER JOIN {_RUNS_TABLE} s USING (invocation_id)
+WHERE r.invocation_id IS NULL OR s.invocation_id IS NULL OR NOT coalesce(r.ingest_id = s.ingest_id, false)
+"""
+
+
+def store_usable(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the connection's database is a writable file (an in-memory one dies with the
+    process: keeping relations there would gain nothing)."""
+    rows = con.execute("SELECT path, readonly FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+    return bool(rows) and rows[0][0] is not None and not rows[0][1]
+
+
+def derived_digest(bodies: dict[str, str]) -> str:
+    """SHA-256 over the derived views' SQL and how the store keeps each (table or view)."""
+    digest = hashlib.sha256(STORE_FORMAT.encode() + b"\0")
+    for name in DERIVED:
+        kind = "table" if name in MATERIALISE else "view"
+        digest.update(f"{name}\0{kind}\0{bodies[name]}\0".encode())
+    return digest.hexdigest()
+
+
+def _stored_digest(con: duckdb.DuckDBPyConnection) -> str | None:
+    try:
+        rows = con.execute(f"SELECT value FROM {_STATE_TABLE} WHERE key = 'digest'").fetchall()
+    except duckdb.CatalogException:
+        return None
+    return rows[0][0] if rows else None
+
+
+def _rebuild_store(con: duckdb.DuckDBPyConnection, database: str, bodies: dict[str, str], digest: str,
+                   workers: int) -> None:
+    """Derive every run into a new lint_store. The digest is written last: a pass interrupted
+    half-way leaves a store without one, which the next lint rebuilds."""
+    target = f"{_quote(database)}.{STORE}"
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(f"DROP SCHEMA IF EXISTS {target} CASCADE")
+        con.execute(f"CREATE SCHEMA {target}")
+        con.execute(f"CREATE TABLE {target}.derived_state (key VARCHAR PRIMARY KEY, value VARCHAR)")
+        con.execute(f"CREATE TABLE {target}.derived_runs AS SELECT invocation_id, ingest_id FROM runs")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    opened = _open_cursors(con, workers, f"{target},{_quote(database)}.main")
+    cursors: queue.SimpleQueue = queue.SimpleQueue()
+    for cur in opened:
+        cursors.put(cur)
+    try:
+        with ThreadPoolExecutor(workers, thread_name_prefix="lint") as pool:
+            workspace = Workspace(pool, cursors)
+            _derive(workspace, target, bodies, scoped=False)
+            workspace.wait()
+    finally:
+        for cur in opened:
+            cur.close()
+    for name in DERIVED:
+        con.execute(f"COMMENT ON {'TABLE' if name in MATERIALISE else 'VIEW'} {target}.{name} IS "
+                    f"'Rows of the view main.{name}, kept between lints (groundwork.rules.stored).'")
+    con.execute(f"INSERT INTO {target}.derived_state VALUES ('digest', $digest)", {"digest": digest})
+
+
+def _refresh_store(con: duckdb.DuckDBPyConnection, database: str, workers: int) -> int:
+    """Derive again the runs that are new, reloaded or without ingest_id, and drop removed ones,
+    in one transaction; return how many runs changed."""
+    changed = con.sql(_STALE_SQL).to_arrow_table()
+    if not changed.num_rows:
+        return 0
+    target = f"{_quote(database)}.{STORE}"
+    present = [i for i, p in zip(changed.column("invocation_id").to_pylist(), changed.column("present").to_pylist()) if p]
+    con.register("lint_store_changed", changed)
+    try:
+        with materialised(con, present, workers=workers) as workspace:
+            workspace.wait()
+            con.execute("BEGIN TRANSACTION")
+            try:
+                for name in DERIVED:
+                    if name not in MATERIALISE:
+                        continue
+                    con.execute(f"DELETE FROM {target}.{name} WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)")
+                    if present:
+                        con.execute(f"INSERT INTO {target}.{name} SELECT * FROM {workspace.schema}.{name}")
+                con.execute(f"DELETE FROM {target}.derived_runs WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)")
+                con.execute(f"INSERT INTO {target}.derived_runs SELECT invocation_id, ingest_id FROM runs "
+                            "WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed WHERE present)")
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+    finally:
+        con.unregister("lint_store_changed")
+    return changed.num_rows
+
+
+@contextmanager
+def stored(con: duckdb.DuckDBPyConnection, *, workers: int = WORKERS):
+    """Bring the warehouse's kept derived relations (schema lint_store) up to date, then yield a
+    ``Workspace`` whose workers read them (every run of the warehouse).
+
+    Only for a writable warehouse file (``store_usable``); ``materialised`` serves the others
+    and lints of some runs only.
+    """
+    database = con.execute("SELECT current_database()").fetchall()[0][0]
+    bodies = _derived_bodies(con)
+    digest = derived_digest(bodies)
+    if _stored_digest(con) != digest:
+        _rebuild_store(con, database, bodies, digest, workers)
+    else:
+        _refresh_store(con, database, workers)
+    opened = _open_cursors(con, workers, f"{_quote(database)}.{STORE},{_quote(database)}.main")
+    cursors: queue.SimpleQueue = queue.SimpleQueue()
+    for cur in opened:
+        cursors.put(cur)
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="lint")
+    try:
+        workspace = Workspace(pool, cursors)
+        workspace.schema = f"{_quote(database)}.{STORE}"
+        yield workspace
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        for cur in opened:
+            cur.close()

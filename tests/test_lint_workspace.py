@@ -30,7 +30,11 @@ def test_a_warehouse_named_with_quotes_lints_and_keeps_no_workspace(tmp_path):
     for d in (N1, R3):
         assert by_id[d["invocation_id"]].violations == d["lint"]["violations"]
     # The in-memory database the pass attached is gone again, and the connection still reads
-    # the warehouse's own (view) lint_judged, not a leftover table.
+    # the warehouse's own (view) lint_judged, not a leftover table; the copy kept for the next
+    # lint lives apart, in schema lint_store.
     assert con.execute("SELECT database_name FROM duckdb_databases()").fetchall() == databases
-    assert con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = 'lint_judged'"
-                       ).fetchall() == [("VIEW",)]
+    assert con.execute("SELECT table_schema, table_type FROM information_schema.tables WHERE table_name = 'lint_judged'"
+                       " ORDER BY ALL").fetchall() == [("lint_store", "BASE TABLE"), ("main", "VIEW")]
+    assert con.execute("SELECT count(*) FROM lint_judged").fetchall() == con.execute(
+        "SELECT count(*) FROM lint_store.lint_judged").fetchall()
+    assert lint_warehouse(con, reuse=False).by_id() == by_id  # read back from lint_store

@@ -1,0 +1,187 @@
+"""The derived relations a warehouse file keeps between lints (schema lint_store).
+
+A full lint of a warehouse file reads the derived relations of spec 6.1 from lint_store instead
+of deriving them again; only runs that are new, reloaded (another runs.ingest_id), removed or
+without an ingest_id are derived again, and a change to the derived views' SQL rebuilds it all.
+The oracle everywhere is a lint of the same archive in a fresh in-memory warehouse (which derives
+everything for the pass and keeps nothing). To see that a run's relations were (not) derived
+again, a test alters a kept row by hand: a run read from the store shows the altered count.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+
+import ingest
+from groundwork.lint import lint_warehouse
+from groundwork.warehouse import connect
+from tests.conftest import CORPUS
+from tests.property_support import disagreements, reference_lint, sql_lint_verdicts
+from tests.strategies import archives, write_archive
+
+EXPECTED = {d["scenario"]: d for d in map(json.loads, (CORPUS / "expected.jsonl").read_text(encoding="utf-8").splitlines())}
+A = EXPECTED["violation/N1/none-calls-a-model"]["invocation_id"]
+B = EXPECTED["violation/R3/input_only-no-evidence"]["invocation_id"]
+C = EXPECTED["pass/retrieval/one-source"]["invocation_id"]
+RUN_TABLES = ("runs", "spans", "payload_refs", "evidence", "delegations", "ingest_issues", "run_files")
+
+
+def oracle(runs_dir: Path) -> dict:
+    con = connect(":memory:")
+    try:
+        ingest.ingest_archive(con, runs_dir)
+        return lint_warehouse(con, reuse=False, record=False).by_id()
+    finally:
+        con.close()
+
+
+def lint(con, **kwargs) -> dict:
+    return lint_warehouse(con, reuse=False, **kwargs).by_id()
+
+
+def tamper(con, *runs: str) -> None:
+    """Alter the kept chat count of these runs (the verdict prints it)."""
+    for run in runs:
+        con.execute("UPDATE lint_store.lint_counts SET chat_count = chat_count + 7 WHERE invocation_id = ?", [run])
+
+
+def store_rows(con) -> dict:
+    names = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'lint_store' ORDER BY 1").fetchall()]
+    return {name: sorted(con.execute(f"SELECT * FROM lint_store.{name}").fetchall(), key=repr) for name in names}
+
+
+@pytest.fixture
+def archive(tmp_path) -> Path:
+    runs = tmp_path / "runs"
+    for run in (A, B, C):
+        shutil.copytree(CORPUS / "runs" / run, runs / run)
+    return runs
+
+
+@pytest.fixture
+def warehouse(tmp_path, archive):
+    con = connect(tmp_path / "w.duckdb")
+    ingest.ingest_archive(con, archive)
+    yield con
+    con.close()
+
+
+def test_a_full_lint_keeps_the_derived_relations_and_the_next_reads_them(warehouse, archive):
+    want = oracle(archive)
+    assert lint(warehouse) == want
+    assert warehouse.execute("SELECT count(*) FROM lint_store.derived_runs").fetchall() == [(3,)]
+    assert store_rows(warehouse)["lint_judged"] == sorted(warehouse.execute("SELECT * FROM main.lint_judged").fetchall(), key=repr)
+    tamper(warehouse, A)
+    got = lint(warehouse, record=False)
+    assert got[A].chat_count == want[A].chat_count + 7  # read from the store, not derived again
+    assert got[B] == want[B]
+
+
+def test_a_reloaded_run_is_derived_again_and_alone(warehouse, archive):
+    lint(warehouse)
+    tamper(warehouse, A, B)
+    envelope = archive / A / "envelope.json"
+    doc = json.loads(envelope.read_text(encoding="utf-8"))
+    doc["grounding_mode"] = "retrieval"
+    envelope.write_text(json.dumps(doc), encoding="utf-8")
+    ingest.ingest_archive(warehouse, archive)
+    want = oracle(archive)
+    assert want[A].mode == "retrieval"
+    got = lint(warehouse)
+    assert got[A] == want[A]
+    assert got[B].chat_count == want[B].chat_count + 7  # unchanged run: kept relations
+    assert got[C] == want[C]
+
+
+def test_a_removed_run_leaves_the_store(warehouse, archive):
+    lint(warehouse)
+    for table in RUN_TABLES:
+        warehouse.execute(f"DELETE FROM {table} WHERE invocation_id = ?", [A])
+    got = lint(warehouse)
+    shutil.rmtree(archive / A)
+    assert got == oracle(archive)
+    for name, rows in store_rows(warehouse).items():
+        if name != "derived_state":
+            assert not any(A in row for row in rows), name
+
+
+def test_a_run_without_ingest_id_is_derived_on_every_lint(warehouse, archive):
+    want = oracle(archive)
+    warehouse.execute("UPDATE runs SET ingest_id = NULL WHERE invocation_id = ?", [A])
+    lint(warehouse)
+    tamper(warehouse, A, B)
+    got = lint(warehouse)
+    assert got[A] == want[A]
+    assert got[B].chat_count == want[B].chat_count + 7
+
+
+def test_a_change_to_the_derived_views_rebuilds_every_run(warehouse, archive):
+    lint(warehouse)
+    tamper(warehouse, A, B, C)
+    body = warehouse.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'lint_counts' AND schema_name = 'main'").fetchall()[0][0]
+    select = body[body.upper().index(" AS ") + 4:].rstrip().rstrip(";")
+    warehouse.execute(f"CREATE OR REPLACE VIEW main.lint_counts AS SELECT * FROM ({select}) AS same_rows")
+    assert lint(warehouse) == oracle(archive)
+
+
+def test_an_interrupted_build_is_done_again(warehouse, archive):
+    lint(warehouse)
+    tamper(warehouse, A)
+    warehouse.execute("DELETE FROM lint_store.derived_state")  # as if the pass died before the end
+    assert lint(warehouse) == oracle(archive)
+
+
+def test_a_lint_of_some_runs_derives_them_apart_and_leaves_the_store_alone(warehouse, archive):
+    lint(warehouse)
+    tamper(warehouse, A)
+    before = store_rows(warehouse)
+    got = lint(warehouse, runs=[A])
+    assert got == {A: oracle(archive)[A]}
+    assert store_rows(warehouse) == before
+
+
+def test_a_read_only_warehouse_lints_without_a_store(tmp_path, archive):
+    path = tmp_path / "ro.duckdb"
+    con = connect(path)
+    ingest.ingest_archive(con, archive)
+    con.close()
+    con = connect(path, read_only=True)
+    try:
+        assert lint(con, record=False) == oracle(archive)
+        assert con.execute("SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'lint_store'").fetchall() == [(0,)]
+    finally:
+        con.close()
+
+
+def test_the_corpus_through_the_store_is_linted_as_in_memory(tmp_path):
+    want = oracle(CORPUS / "runs")
+    con = connect(tmp_path / "corpus.duckdb")
+    try:
+        ingest.ingest_archive(con, CORPUS / "runs")
+        assert lint(con) == want  # builds the store
+        assert lint(con) == want  # reads it
+    finally:
+        con.close()
+
+
+@settings(max_examples=max(4, settings.default.max_examples // 3))
+@given(archives())
+def test_lints_through_the_store_agree_with_the_reference(runs):
+    expected = {run.name: reference_lint(run) for run in runs}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = write_archive(runs, Path(tmp) / "runs")
+        con = connect(Path(tmp) / "w.duckdb")
+        try:
+            ingest.ingest_archive(con, root)
+            for _ in range(2):  # the first builds the store, the second reads it
+                actual = sql_lint_verdicts(con, lint_warehouse(con, reuse=False).lint_id)
+                problems = disagreements(runs, expected, actual)
+                assert not problems, f"{len(problems)} of {len(runs)} runs disagree; first:\n{problems[0]}"
+        finally:
+            con.close()
