@@ -41,7 +41,7 @@ def build(out: Path = EXAMPLE_PATH, archive: Path = ARCHIVE_DIR) -> Path:
     from .verify import verify_warehouse
 
     out, archive = Path(out).resolve(), Path(archive).resolve()
-    con = connect(":memory:")
+    con = connect(":memory:", comments=True)  # copied into the example file, which documents itself
     try:
         ingest.ingest_archive(con, archive / "runs")
         lint_warehouse(con)

@@ -55,7 +55,7 @@ def archive(tmp_path: Path, *scenarios: str, index: bool = False) -> tuple[Path,
 
 def fresh_con(path: str = ":memory:") -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(path)
-    apply_schema(con)
+    apply_schema(con, comments=path != ":memory:")
     return con
 
 

@@ -1,0 +1,52 @@
+"""The warehouse schema: a throwaway in-memory warehouse gets every table and view exactly as a
+warehouse file does, without the documentation comments; a file gets them all."""
+
+from __future__ import annotations
+
+import duckdb
+
+from groundwork.warehouse import _COMMENT, _without_comments, apply_schema, connect, schema_sql
+
+SHAPE = """
+SELECT 'column', table_name, column_name, data_type FROM duckdb_columns()
+WHERE database_name = current_database() AND schema_name = 'main'
+UNION ALL
+SELECT 'view', view_name, NULL, sql FROM duckdb_views()
+WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal
+UNION ALL
+SELECT 'table', table_name, NULL, sql FROM duckdb_tables()
+WHERE database_name = current_database() AND schema_name = 'main'
+ORDER BY ALL
+"""
+COMMENTS = """
+SELECT count(*) FILTER (WHERE comment IS NOT NULL), count(*) FROM duckdb_columns()
+WHERE database_name = current_database() AND schema_name = 'main'
+"""
+
+
+def test_a_warehouse_without_comments_has_the_same_tables_views_and_columns():
+    documented, bare = duckdb.connect(), duckdb.connect()
+    apply_schema(documented)
+    apply_schema(bare, comments=False)
+    assert bare.execute(SHAPE).fetchall() == documented.execute(SHAPE).fetchall()
+    assert bare.execute(COMMENTS).fetchall()[0][0] == 0
+    with_comments, columns = documented.execute(COMMENTS).fetchall()[0]
+    assert with_comments > 0.95 * columns > 300
+
+
+def test_only_comment_statements_are_left_out():
+    text = schema_sql()
+    stripped = _without_comments(text)
+    removed = len(_COMMENT.findall(text))
+    assert removed == sum(1 for s in duckdb.extract_statements(text) if "\nCOMMENT ON " in "\n" + s.query)
+    assert len(duckdb.extract_statements(stripped)) == len(duckdb.extract_statements(text)) - removed
+    assert "\nCOMMENT ON" not in stripped
+
+
+def test_connect_documents_a_file_warehouse_and_not_an_in_memory_one(tmp_path):
+    file_con = connect(tmp_path / "w.duckdb")
+    memory_con = connect(":memory:")
+    comment = "SELECT comment FROM duckdb_columns() WHERE table_name = 'runs' AND column_name = 'invocation_id'"
+    assert file_con.execute(comment).fetchall()[0][0]
+    assert memory_con.execute(comment).fetchall() == [(None,)]
+    assert memory_con.execute(SHAPE).fetchall() == file_con.execute(SHAPE).fetchall()
