@@ -414,15 +414,16 @@ def _open_cursors(con: duckdb.DuckDBPyConnection, workers: int, search_path: str
     return cursors
 
 
-def _derive(workspace: "Workspace", target: str, bodies: dict[str, str], scoped: bool) -> None:
+def _derive(workspace: "Workspace", target: str, bodies: dict[str, str], scoped: bool,
+            tables: frozenset[str] = MATERIALISE) -> None:
     """Queue the CREATE of every derived relation under ``target`` (a qualified schema), in
-    dependency order: a table for those in MATERIALISE, a view for the others."""
+    dependency order: a table for those in ``tables``, a view for the others."""
     for name in DERIVED:
         body = bodies[name]
         if scoped and name == "lint_runs":
             # Every other derived relation reads through lint_runs, so scoping it scopes them all.
             body = f"SELECT * FROM ({body}) AS v WHERE invocation_id IN (SELECT invocation_id FROM lint_scope)"
-        kind = "TABLE" if name in MATERIALISE else "VIEW"
+        kind = "TABLE" if name in tables else "VIEW"
         sql = f"CREATE {kind} {target}.{name} AS {body}"
         workspace._ready[name] = workspace._submit(body, lambda cur, sql=sql: cur.execute(sql))
 
@@ -481,9 +482,12 @@ def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, 
 # a full lint, e.g. after a rule file changed, evaluates the rules without deriving again. They
 # depend only on the runs' rows and on the derived views' SQL: the store records the digest of
 # that SQL (a different digest rebuilds everything) and the runs.ingest_id each run was derived
-# from (a run that is new, reloaded, removed or has no ingest_id is derived again, alone).
+# from (a run that is new, reloaded, removed or has no ingest_id is derived again, alone, and
+# numbered (run_key) after the kept runs).
 STORE = "lint_store"
 STORE_FORMAT = "1"
+# Kept as tables: those a lint materialises, and lint_spans (three rules and lint_cycles read it).
+STORE_TABLES = MATERIALISE | {"lint_spans"}
 _STATE_TABLE = f"{STORE}.derived_state"
 _RUNS_TABLE = f"{STORE}.derived_runs"
 _STALE_SQL = f"""
@@ -505,7 +509,7 @@ def derived_digest(bodies: dict[str, str]) -> str:
     """SHA-256 over the derived views' SQL and how the store keeps each (table or view)."""
     digest = hashlib.sha256(STORE_FORMAT.encode() + b"\0")
     for name in DERIVED:
-        kind = "table" if name in MATERIALISE else "view"
+        kind = "table" if name in STORE_TABLES else "view"
         digest.update(f"{name}\0{kind}\0{bodies[name]}\0".encode())
     return digest.hexdigest()
 
@@ -540,13 +544,13 @@ def _rebuild_store(con: duckdb.DuckDBPyConnection, database: str, bodies: dict[s
     try:
         with ThreadPoolExecutor(workers, thread_name_prefix="lint") as pool:
             workspace = Workspace(pool, cursors)
-            _derive(workspace, target, bodies, scoped=False)
+            _derive(workspace, target, bodies, scoped=False, tables=STORE_TABLES)
             workspace.wait()
     finally:
         for cur in opened:
             cur.close()
     for name in DERIVED:
-        con.execute(f"COMMENT ON {'TABLE' if name in MATERIALISE else 'VIEW'} {target}.{name} IS "
+        con.execute(f"COMMENT ON {'TABLE' if name in STORE_TABLES else 'VIEW'} {target}.{name} IS "
                     f"'Rows of the view main.{name}, kept between lints (groundwork.rules.stored).'")
     con.execute(f"INSERT INTO {target}.derived_state VALUES ('digest', $digest)", {"digest": digest})
 
@@ -565,12 +569,16 @@ def _refresh_store(con: duckdb.DuckDBPyConnection, database: str, workers: int) 
             workspace.wait()
             con.execute("BEGIN TRANSACTION")
             try:
+                # run_key is unique within one derivation: the runs derived now are numbered
+                # after every kept one.
+                offset = con.execute(f"SELECT coalesce(max(run_key), 0) FROM {target}.lint_runs").fetchall()[0][0]
                 for name in DERIVED:
-                    if name not in MATERIALISE:
+                    if name not in STORE_TABLES:
                         continue
                     con.execute(f"DELETE FROM {target}.{name} WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)")
                     if present:
-                        con.execute(f"INSERT INTO {target}.{name} SELECT * FROM {workspace.schema}.{name}")
+                        con.execute(f"INSERT INTO {target}.{name} SELECT * REPLACE (run_key + $offset AS run_key) "
+                                    f"FROM {workspace.schema}.{name}", {"offset": offset})
                 con.execute(f"DELETE FROM {target}.derived_runs WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)")
                 con.execute(f"INSERT INTO {target}.derived_runs SELECT invocation_id, ingest_id FROM runs "
                             "WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed WHERE present)")

@@ -597,10 +597,16 @@ COMMENT ON COLUMN nightlies.error IS 'One-line reason when exit_status is 2.';
 -- (most of them, so the walk runs once per lint, not once per rule) or as a view (lint_spans,
 -- lint_grounded: cheap, and their readers need different columns). The rule queries run on
 -- cursors whose search_path puts that database first, so they read those relations.
--- Rule files read only these lint_* relations (GW3/GW4 also look children up in `runs`).
+-- A full lint of a warehouse file instead keeps them between lints, as tables (lint_spans too)
+-- in the schema lint_store that groundwork.rules.stored creates and maintains: stamped with the
+-- digest of these views' SQL (rebuilt when it changes) and with each run's runs.ingest_id (a run
+-- new, reloaded, removed or without ingest_id is derived again alone).
+-- Rule files read only these lint_* relations (GW3/GW4 also look children up in `runs`) and
+-- join them on run_key.
 
 CREATE OR REPLACE VIEW lint_runs AS
 SELECT invocation_id,
+       row_number() OVER (ORDER BY invocation_id)                    AS run_key,
        coalesce(grounding_mode, 'None')                              AS mode,
        coalesce(grounding_mode, 'None') IN ('retrieval', 'input_only', 'none', 'delegation') AS mode_valid,
        CASE WHEN grounding_mode_truthy THEN grounding_mode END        AS mode_label,
@@ -621,7 +627,7 @@ WHERE lintable
 COMMENT ON VIEW lint_runs IS 'Runs whose files the rules can read: lintable runs, plus runs ingest marked unlintable only for a span-id cycle (so GW1 can name it; lint_judged leaves them out). Envelope values of spec 6.1/6.2 the rules need.';
 
 CREATE OR REPLACE VIEW lint_spans AS
-SELECT s.invocation_id, s.ord, s.line_no, s.name, s.name_json, s.span_id, s.trace_id, s.parent_id,
+SELECT s.invocation_id, lint_runs.run_key, s.ord, s.line_no, s.name, s.name_json, s.span_id, s.trace_id, s.parent_id,
        s.start_time, s.end_time,
        s.start_workbench_ns AS start_key, s.end_workbench_ns AS end_key,
        coalesce(s.dd_source_id, 'None')    AS source_id,
@@ -633,6 +639,7 @@ COMMENT ON VIEW lint_spans IS 'Span records of lintable runs in file order; sour
 
 CREATE OR REPLACE VIEW lint_root AS
 SELECT s.invocation_id,
+       one.run_key,
        s.ord                          AS root_ord,
        s.span_id                      AS root_span_id,
        s.trace_id                     AS root_trace_id,
@@ -641,8 +648,8 @@ SELECT s.invocation_id,
        coalesce(s.dd_grounding_mode_is_string, false) AS root_mode_is_string,
        coalesce(s.dd_input_hash, 'None') AS input_hash
 FROM spans s  -- only runs of lint_spans pass the join with one, so these are lint_spans rows
-JOIN (SELECT invocation_id FROM lint_spans WHERE name = 'invoke_agent'
-      GROUP BY invocation_id HAVING count(*) = 1) one USING (invocation_id)
+JOIN (SELECT invocation_id, run_key FROM lint_spans WHERE name = 'invoke_agent'
+      GROUP BY invocation_id, run_key HAVING count(*) = 1) one USING (invocation_id)
 WHERE s.name = 'invoke_agent';
 COMMENT ON VIEW lint_root IS 'The single invoke_agent span of runs that have exactly one (spec 6.2 step 1).';
 
@@ -654,7 +661,7 @@ WITH RECURSIVE
 -- feed the recursive part, which starts from the children of the root that have such children.
 under_root AS (
     -- spans of the runs in lint_root (a subset of lint_runs), columns as lint_spans derives them
-    SELECT s.invocation_id, s.ord, s.span_id, s.parent_id, s.name, s.start_time, s.end_time,
+    SELECT s.invocation_id, r.run_key, s.ord, s.span_id, s.parent_id, s.name, s.start_time, s.end_time,
            s.start_workbench_ns AS start_key, s.end_workbench_ns AS end_key,
            coalesce(s.dd_source_id, 'None') AS source_id,
            coalesce(s.dd_content_hash, 'None') AS content_hash, r.root_ord, r.root_span_id
@@ -663,46 +670,46 @@ under_root AS (
     WHERE s.parent_id IS NOT NULL
 ),
 level1 AS (
-    SELECT invocation_id, ord, span_id, parent_id, name, start_time, end_time, start_key, end_key,
+    SELECT invocation_id, run_key, ord, span_id, parent_id, name, start_time, end_time, start_key, end_key,
            source_id, content_hash, root_ord, root_span_id, ord = root_ord AS cycle
     FROM under_root
     WHERE parent_id = root_span_id
 ),
 deep_spans AS (
-    SELECT invocation_id, ord, span_id, parent_id, name, start_time, end_time, start_key, end_key,
+    SELECT invocation_id, run_key, ord, span_id, parent_id, name, start_time, end_time, start_key, end_key,
            source_id, content_hash
     FROM under_root
     WHERE parent_id <> root_span_id
     UNION ALL
-    SELECT invocation_id, ord, span_id, parent_id, name, start_time, end_time, start_key, end_key,
+    SELECT invocation_id, run_key, ord, span_id, parent_id, name, start_time, end_time, start_key, end_key,
            source_id, content_hash
     FROM level1 l
-    WHERE l.invocation_id IN (SELECT invocation_id FROM level1 WHERE span_id = root_span_id)
+    WHERE l.run_key IN (SELECT run_key FROM level1 WHERE span_id = root_span_id)
 ),
 walk AS (
-    SELECT l.invocation_id, l.ord, l.span_id, l.name, l.start_time, l.end_time, l.start_key,
+    SELECT l.invocation_id, l.run_key, l.ord, l.span_id, l.name, l.start_time, l.end_time, l.start_key,
            l.end_key, l.source_id, l.content_hash, 1 AS depth,
            '/' || CAST(l.root_ord AS VARCHAR) || '/' || CAST(l.ord AS VARCHAR) || '/' AS path,
            lpad(CAST(999999999 - l.ord AS VARCHAR), 9, '0') AS pop_key,
            CAST('' AS VARCHAR) AS parent_key, l.cycle
     FROM level1 l
-    WHERE EXISTS (SELECT 1 FROM deep_spans c WHERE c.invocation_id = l.invocation_id AND c.parent_id = l.span_id)
+    WHERE EXISTS (SELECT 1 FROM deep_spans c WHERE c.run_key = l.run_key AND c.parent_id = l.span_id)
     UNION ALL
-    SELECT c.invocation_id, c.ord, c.span_id, c.name, c.start_time, c.end_time, c.start_key,
+    SELECT c.invocation_id, c.run_key, c.ord, c.span_id, c.name, c.start_time, c.end_time, c.start_key,
            c.end_key, c.source_id, c.content_hash, w.depth + 1,
            w.path || CAST(c.ord AS VARCHAR) || '/',
            w.pop_key || lpad(CAST(999999999 - c.ord AS VARCHAR), 9, '0'),
            w.pop_key,
            instr(w.path, '/' || CAST(c.ord AS VARCHAR) || '/') > 0
     FROM walk w
-    JOIN deep_spans c ON c.invocation_id = w.invocation_id AND c.parent_id = w.span_id
+    JOIN deep_spans c ON c.run_key = w.run_key AND c.parent_id = w.span_id
     WHERE NOT w.cycle
 )
-SELECT invocation_id, ord, 1 AS depth, CAST('' AS VARCHAR) AS parent_key, cycle, name, span_id,
+SELECT invocation_id, run_key, ord, 1 AS depth, CAST('' AS VARCHAR) AS parent_key, cycle, name, span_id,
        start_time, end_time, start_key, end_key, source_id, content_hash
 FROM level1
 UNION ALL
-SELECT invocation_id, ord, depth, parent_key, cycle, name, span_id, start_time, end_time,
+SELECT invocation_id, run_key, ord, depth, parent_key, cycle, name, span_id, start_time, end_time,
        start_key, end_key, source_id, content_hash
 FROM walk
 WHERE depth > 1;
@@ -710,64 +717,65 @@ WHERE depth > 1;
 COMMENT ON VIEW lint_tree IS 'Descendants of the root (spec 6.1), once per path: a span reached through two copies of a duplicated parent id appears twice, as the workbench counts it. Upstream output order is (parent_key, ord): parent_key encodes the order in which the workbench''s stack pops the parent (negated sibling ords along the path, fixed width, compared as strings). A row with cycle = true re-enters its own path (errata C4); the walk stops there.';
 
 CREATE OR REPLACE VIEW lint_cycles AS
-SELECT t.invocation_id, t.ord, s.line_no, s.name_json, s.span_id
-FROM (SELECT invocation_id, min(ord) AS ord FROM lint_tree WHERE cycle GROUP BY invocation_id) t
-JOIN lint_spans s ON s.invocation_id = t.invocation_id AND s.ord = t.ord;
+SELECT s.invocation_id, t.run_key, t.ord, s.line_no, s.name_json, s.span_id
+FROM (SELECT run_key, min(ord) AS ord FROM lint_tree WHERE cycle GROUP BY run_key) t
+JOIN lint_spans s ON s.run_key = t.run_key AND s.ord = t.ord;
 COMMENT ON VIEW lint_cycles IS 'Runs whose span tree has a span-id cycle reachable from the root: the workbench linter never returns (errata C4). ord/span_id name the first span record that closes a cycle.';
 
 CREATE OR REPLACE VIEW lint_judged AS
 SELECT r.*, t.root_ord, t.root_span_id, t.root_trace_id, t.root_mode, t.root_mode_json,
        t.root_mode_is_string, t.input_hash
-FROM lint_runs r JOIN lint_root t USING (invocation_id)
-WHERE NOT EXISTS (SELECT 1 FROM lint_cycles c WHERE c.invocation_id = r.invocation_id);
+FROM lint_runs r JOIN lint_root t USING (run_key)
+WHERE NOT EXISTS (SELECT 1 FROM lint_cycles c WHERE c.run_key = r.run_key);
 COMMENT ON VIEW lint_judged IS 'Runs that reach spec 6.2 step 2: lintable, exactly one root, no reachable cycle. (input_sid, input_hash) is the input pair.';
 
 CREATE OR REPLACE VIEW lint_counts AS
-SELECT j.invocation_id,
+SELECT j.invocation_id, j.run_key,
        count(t.ord) FILTER (WHERE t.name = 'retrieval') AS retrieval_count,
        count(t.ord) FILTER (WHERE t.name = 'chat')      AS chat_count,
        min(t.end_time) FILTER (WHERE t.name = 'retrieval') AS first_retrieval_end,
        min(t.end_key) FILTER (WHERE t.name = 'retrieval')  AS first_retrieval_end_key
-FROM lint_judged j LEFT JOIN lint_tree t USING (invocation_id)
-GROUP BY j.invocation_id;
+FROM lint_judged j LEFT JOIN lint_tree t USING (run_key)
+GROUP BY j.invocation_id, j.run_key;
 COMMENT ON VIEW lint_counts IS 'retrieval_count and chat_count over the descendants, duplicates counted (spec 6.1, 6.7), and the earliest end of a retrieval (G1).';
 
 CREATE OR REPLACE VIEW lint_retrieved AS
-SELECT DISTINCT invocation_id, source_id, content_hash
+SELECT DISTINCT invocation_id, run_key, source_id, content_hash
 FROM lint_tree WHERE name = 'retrieval';
 COMMENT ON VIEW lint_retrieved IS 'The set `retrieved` of spec 6.1: (str(dd.source_id), str(dd.content_hash)) over retrieval descendants.';
 
 CREATE OR REPLACE VIEW lint_refs AS
-SELECT p.invocation_id, p.ord, p.kind, p.source_id, p.content_hash, p.value_json
+SELECT p.invocation_id, lint_runs.run_key, p.ord, p.kind, p.source_id, p.content_hash, p.value_json
 FROM payload_refs p JOIN lint_runs USING (invocation_id);
 COMMENT ON VIEW lint_refs IS 'Everything the grounded_on walk found (spec 6.5), in discovery order: kind ref, malformed or not_list.';
 
 CREATE OR REPLACE VIEW lint_grounded AS
-SELECT invocation_id, ord, source_id, content_hash
+SELECT invocation_id, run_key, ord, source_id, content_hash
 FROM lint_refs WHERE kind = 'ref';
 COMMENT ON VIEW lint_grounded IS 'The list `grounded` of spec 6.1: well-formed (source_id, content_hash) references in discovery order.';
 
 CREATE OR REPLACE VIEW lint_evidence AS
-SELECT e.invocation_id, e.ord, e.source_id, e.source_id_json, e.content_hash,
+SELECT e.invocation_id, lint_runs.run_key, e.ord, e.source_id, e.source_id_json, e.content_hash,
        e.canonicalisation_json, e.content_type, e.computed_hash, e.canonical_error
 FROM evidence e JOIN lint_runs USING (invocation_id);
 COMMENT ON VIEW lint_evidence IS 'Evidence elements of lintable runs in order; (source_id, content_hash) are the evidence pairs of spec 6.1.';
 
 CREATE OR REPLACE VIEW lint_delegations AS
-SELECT d.invocation_id, d.ord, d.delegated_invocation_id, d.content_hash
+SELECT d.invocation_id, lint_runs.run_key, d.ord, d.delegated_invocation_id, d.content_hash
 FROM delegations d JOIN lint_runs USING (invocation_id);
 COMMENT ON VIEW lint_delegations IS 'Object entries of envelope.delegations of lintable runs.';
 
 CREATE OR REPLACE VIEW lint_citable AS
-SELECT invocation_id, input_sid AS source_id, input_hash AS content_hash
+SELECT invocation_id, run_key, input_sid AS source_id, input_hash AS content_hash
 FROM lint_judged WHERE mode = 'delegation'
 UNION ALL
-SELECT d.invocation_id, 'invocation:' || coalesce(d.delegated_invocation_id, 'None'), coalesce(d.content_hash, 'None')
-FROM lint_delegations d JOIN lint_judged j USING (invocation_id)
+SELECT d.invocation_id, d.run_key, 'invocation:' || coalesce(d.delegated_invocation_id, 'None'), coalesce(d.content_hash, 'None')
+FROM lint_delegations d JOIN lint_judged j USING (run_key)
 WHERE j.mode = 'delegation';
 COMMENT ON VIEW lint_citable IS 'The set `citable` of spec 6.1 for delegation-mode runs: the input pair and one pair per recorded delegation (a pair may repeat).';
 -- Columns of the derived relations above.
 COMMENT ON COLUMN lint_runs.invocation_id IS 'The run.';
+COMMENT ON COLUMN lint_runs.run_key IS 'Integer key of the run, unique within one derivation (its row number in invocation_id order; in the copy kept in schema lint_store, runs derived again later get keys above the kept ones). Rules join on it: cheaper than invocation_id.';
 COMMENT ON COLUMN lint_runs.mode IS 'str() of envelope.grounding_mode (the string None when absent or null).';
 COMMENT ON COLUMN lint_runs.mode_valid IS 'mode is one of retrieval, input_only, none, delegation (spec 6.2 step 3).';
 COMMENT ON COLUMN lint_runs.mode_label IS 'Report mode: mode when the declared value is truthy, else NULL (printed unknown mode).';
@@ -780,6 +788,7 @@ COMMENT ON COLUMN lint_runs.payload_has_grounded_on IS 'Payload is an object wit
 COMMENT ON COLUMN lint_runs.evidence_count IS 'Number of evidence elements (0 for absent/null/falsy evidence).';
 COMMENT ON COLUMN lint_runs.input_sid IS 'Source id of the input pair: input:<str(envelope.invocation_id)>.';
 COMMENT ON COLUMN lint_spans.invocation_id IS 'The run.';
+COMMENT ON COLUMN lint_spans.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_spans.ord IS '0-based position in file / discovery / list order.';
 COMMENT ON COLUMN lint_spans.line_no IS '1-based line of spans.jsonl.';
 COMMENT ON COLUMN lint_spans.name IS 'str() of the span name.';
@@ -799,6 +808,7 @@ COMMENT ON COLUMN lint_spans.dd_grounding_mode_is_string IS 'Attribute dd.ground
 COMMENT ON COLUMN lint_spans.dd_input_hash IS 'str() of attribute dd.input_hash; NULL when the key is absent.';
 COMMENT ON COLUMN lint_spans.dd_outcome IS 'str() of attribute dd.outcome; NULL when the key is absent.';
 COMMENT ON COLUMN lint_root.invocation_id IS 'The run.';
+COMMENT ON COLUMN lint_root.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_root.root_ord IS 'ord of the single invoke_agent span.';
 COMMENT ON COLUMN lint_root.root_span_id IS 'span_id of the root.';
 COMMENT ON COLUMN lint_root.root_trace_id IS 'trace_id of the root: the invocation''s trace.';
@@ -807,6 +817,7 @@ COMMENT ON COLUMN lint_root.root_mode_json IS 'Raw JSON of the root''s dd.ground
 COMMENT ON COLUMN lint_root.root_mode_is_string IS 'The root''s dd.grounding_mode is a JSON string.';
 COMMENT ON COLUMN lint_root.input_hash IS 'str() of the root''s dd.input_hash (the string None when absent): the input pair''s hash.';
 COMMENT ON COLUMN lint_tree.invocation_id IS 'The run.';
+COMMENT ON COLUMN lint_tree.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_tree.ord IS '0-based position in file / discovery / list order.';
 COMMENT ON COLUMN lint_tree.depth IS 'Distance from the root (1 = child of the root).';
 COMMENT ON COLUMN lint_tree.parent_key IS 'Pop-order key of the parent in the workbench''s stack traversal; output order is (parent_key, ord).';
@@ -820,11 +831,13 @@ COMMENT ON COLUMN lint_tree.end_key IS 'The workbench''s time key of the end (sp
 COMMENT ON COLUMN lint_tree.source_id IS 'str() of the source id (the string None when absent).';
 COMMENT ON COLUMN lint_tree.content_hash IS 'str() of the content hash (the string None when absent).';
 COMMENT ON COLUMN lint_cycles.invocation_id IS 'The run.';
+COMMENT ON COLUMN lint_cycles.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_cycles.ord IS '0-based position in file / discovery / list order.';
 COMMENT ON COLUMN lint_cycles.line_no IS '1-based line of spans.jsonl.';
 COMMENT ON COLUMN lint_cycles.name_json IS 'Raw JSON of the span name, for repr.';
 COMMENT ON COLUMN lint_cycles.span_id IS 'Span id without 0x.';
 COMMENT ON COLUMN lint_judged.invocation_id IS 'The run.';
+COMMENT ON COLUMN lint_judged.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_judged.mode IS 'str() of envelope.grounding_mode (the string None when absent or null).';
 COMMENT ON COLUMN lint_judged.mode_valid IS 'mode is one of retrieval, input_only, none, delegation (spec 6.2 step 3).';
 COMMENT ON COLUMN lint_judged.mode_label IS 'Report mode: mode when the declared value is truthy, else NULL (printed unknown mode).';
@@ -844,24 +857,29 @@ COMMENT ON COLUMN lint_judged.root_mode_json IS 'Raw JSON of the root''s dd.grou
 COMMENT ON COLUMN lint_judged.root_mode_is_string IS 'The root''s dd.grounding_mode is a JSON string.';
 COMMENT ON COLUMN lint_judged.input_hash IS 'str() of the root''s dd.input_hash (the string None when absent): the input pair''s hash.';
 COMMENT ON COLUMN lint_counts.invocation_id IS 'The run.';
+COMMENT ON COLUMN lint_counts.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_counts.retrieval_count IS 'Retrieval descendants, duplicates counted.';
 COMMENT ON COLUMN lint_counts.chat_count IS 'Chat descendants, duplicates counted.';
 COMMENT ON COLUMN lint_counts.first_retrieval_end IS 'Earliest end_time over retrieval descendants.';
 COMMENT ON COLUMN lint_counts.first_retrieval_end_key IS 'Earliest end time key (workbench float nanoseconds) over retrieval descendants: what G1 compares chat starts with.';
 COMMENT ON COLUMN lint_retrieved.invocation_id IS 'The run.';
+COMMENT ON COLUMN lint_retrieved.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_retrieved.source_id IS 'str() of the source id (the string None when absent).';
 COMMENT ON COLUMN lint_retrieved.content_hash IS 'str() of the content hash (the string None when absent).';
 COMMENT ON COLUMN lint_refs.invocation_id IS 'The run.';
+COMMENT ON COLUMN lint_refs.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_refs.ord IS '0-based position in file / discovery / list order.';
 COMMENT ON COLUMN lint_refs.kind IS 'ref, malformed or not_list.';
 COMMENT ON COLUMN lint_refs.source_id IS 'str() of the source id (the string None when absent).';
 COMMENT ON COLUMN lint_refs.content_hash IS 'str() of the content hash (the string None when absent).';
 COMMENT ON COLUMN lint_refs.value_json IS 'Raw JSON of the element or value, for repr.';
 COMMENT ON COLUMN lint_grounded.invocation_id IS 'The run.';
+COMMENT ON COLUMN lint_grounded.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_grounded.ord IS '0-based position in file / discovery / list order.';
 COMMENT ON COLUMN lint_grounded.source_id IS 'str() of the source id (the string None when absent).';
 COMMENT ON COLUMN lint_grounded.content_hash IS 'str() of the content hash (the string None when absent).';
 COMMENT ON COLUMN lint_evidence.invocation_id IS 'The run.';
+COMMENT ON COLUMN lint_evidence.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_evidence.ord IS '0-based position in file / discovery / list order.';
 COMMENT ON COLUMN lint_evidence.source_id IS 'str() of the source id (the string None when absent).';
 COMMENT ON COLUMN lint_evidence.source_id_json IS 'Raw JSON of source_id (null when absent), for repr.';
@@ -871,10 +889,12 @@ COMMENT ON COLUMN lint_evidence.content_type IS 'JSON type of content; NULL when
 COMMENT ON COLUMN lint_evidence.computed_hash IS 'Hash of content under its canonicalisation; NULL when not an object or hashing failed.';
 COMMENT ON COLUMN lint_evidence.canonical_error IS 'Hashing error text (E1).';
 COMMENT ON COLUMN lint_delegations.invocation_id IS 'The run.';
+COMMENT ON COLUMN lint_delegations.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_delegations.ord IS '0-based position in file / discovery / list order.';
 COMMENT ON COLUMN lint_delegations.delegated_invocation_id IS 'str() of the child invocation id.';
 COMMENT ON COLUMN lint_delegations.content_hash IS 'str() of the content hash (the string None when absent).';
 COMMENT ON COLUMN lint_citable.invocation_id IS 'The run.';
+COMMENT ON COLUMN lint_citable.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_citable.source_id IS 'str() of the source id (the string None when absent).';
 COMMENT ON COLUMN lint_citable.content_hash IS 'str() of the content hash (the string None when absent).';
 

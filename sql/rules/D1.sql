@@ -8,8 +8,8 @@
 -- Spec 6.3 D1: each grounded pair not in citable (input pair and recorded delegations).
 SELECT g.invocation_id, g.ord, g.source_id, g.content_hash
 FROM lint_grounded g
-JOIN lint_judged j USING (invocation_id)
+JOIN lint_judged j USING (run_key)
 WHERE j.mode = 'delegation'
   AND NOT EXISTS (SELECT 1 FROM lint_citable c
-                  WHERE c.invocation_id = g.invocation_id
+                  WHERE c.run_key = g.run_key
                     AND c.source_id = g.source_id AND c.content_hash = g.content_hash)

@@ -10,5 +10,5 @@ SELECT j.invocation_id
 FROM lint_judged j
 WHERE j.mode = 'delegation' AND j.succeeded
   AND NOT EXISTS (SELECT 1 FROM lint_evidence e
-                  WHERE e.invocation_id = j.invocation_id
+                  WHERE e.run_key = j.run_key
                     AND e.source_id = j.input_sid AND e.content_hash = j.input_hash)

@@ -13,7 +13,7 @@ SELECT e.invocation_id, e.ord,
             ELSE 'mismatch' END AS problem,
        e.source_id_json, e.canonical_error, e.content_hash, e.canonicalisation_json
 FROM lint_evidence e
-JOIN lint_judged j USING (invocation_id)
+JOIN lint_judged j USING (run_key)
 WHERE j.mode_valid
   AND e.content_type IS NOT NULL
   AND (e.content_type <> 'object' OR e.computed_hash IS NULL OR e.computed_hash <> e.content_hash)

@@ -8,5 +8,5 @@
 -- Spec 6.2 step 6 over the walk of spec 6.5 (done by ingest into payload_refs).
 SELECT f.invocation_id, f.ord, f.kind AS problem, f.value_json
 FROM lint_refs f
-JOIN lint_judged j USING (invocation_id)
+JOIN lint_judged j USING (run_key)
 WHERE j.mode_valid AND f.kind IN ('malformed', 'not_list')

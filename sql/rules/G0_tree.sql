@@ -13,7 +13,7 @@
 WITH checked AS (
     SELECT s.*, j.root_trace_id, j.root_span_id
     FROM lint_spans s
-    JOIN lint_judged j USING (invocation_id)
+    JOIN lint_judged j USING (run_key)
     WHERE j.mode_valid AND s.ord <> j.root_ord
 )
 SELECT c.invocation_id, c.ord, 0 AS check_no,
@@ -23,7 +23,7 @@ SELECT c.invocation_id, c.ord, 0 AS check_no,
 FROM checked c
 WHERE c.trace_id <> c.root_trace_id
    OR (c.parent_id IS DISTINCT FROM c.root_span_id
-       AND NOT EXISTS (SELECT 1 FROM lint_tree d WHERE d.invocation_id = c.invocation_id AND d.span_id = c.span_id))
+       AND NOT EXISTS (SELECT 1 FROM lint_tree d WHERE d.run_key = c.run_key AND d.span_id = c.span_id))
 UNION ALL
 SELECT c.invocation_id, c.ord, 1 AS check_no, 'conductor_keys' AS problem,
        c.name_json, c.span_id, c.trace_id, c.root_trace_id,

@@ -11,11 +11,11 @@
 SELECT j.invocation_id, CAST('' AS VARCHAR) AS parent_key, -1 AS ord,
        'no_retrieval' AS problem, CAST(NULL AS VARCHAR) AS span_id
 FROM lint_judged j
-JOIN lint_counts c USING (invocation_id)
+JOIN lint_counts c USING (run_key)
 WHERE j.mode = 'retrieval' AND c.chat_count > 0 AND c.retrieval_count = 0
 UNION ALL
 SELECT t.invocation_id, t.parent_key, t.ord, 'chat_before_retrieval', t.span_id
 FROM lint_tree t
-JOIN lint_judged j USING (invocation_id)
-JOIN lint_counts c USING (invocation_id)
+JOIN lint_judged j USING (run_key)
+JOIN lint_counts c USING (run_key)
 WHERE j.mode = 'retrieval' AND t.name = 'chat' AND t.start_key < c.first_retrieval_end_key

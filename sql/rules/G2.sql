@@ -9,12 +9,12 @@
 -- span; (b) a succeeded envelope with a payload but no well-formed reference rests on nothing.
 SELECT g.invocation_id, g.ord, 'not_retrieved' AS problem, g.source_id, g.content_hash
 FROM lint_grounded g
-JOIN lint_judged j USING (invocation_id)
+JOIN lint_judged j USING (run_key)
 LEFT JOIN lint_retrieved r
-       ON r.invocation_id = g.invocation_id AND r.source_id = g.source_id AND r.content_hash = g.content_hash
-WHERE j.mode = 'retrieval' AND r.invocation_id IS NULL
+       ON r.run_key = g.run_key AND r.source_id = g.source_id AND r.content_hash = g.content_hash
+WHERE j.mode = 'retrieval' AND r.run_key IS NULL
 UNION ALL
 SELECT j.invocation_id, -1, 'rests_on_nothing', NULL, NULL
 FROM lint_judged j
 WHERE j.mode = 'retrieval' AND j.succeeded AND j.payload_type IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM lint_grounded g WHERE g.invocation_id = j.invocation_id)
+  AND NOT EXISTS (SELECT 1 FROM lint_grounded g WHERE g.run_key = j.run_key)

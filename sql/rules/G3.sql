@@ -9,7 +9,7 @@
 -- message repr a string id exactly (a lone surrogate cannot live in a VARCHAR).
 SELECT e.invocation_id, e.ord, e.source_id, e.source_id_json, e.content_hash
 FROM lint_evidence e
-JOIN lint_judged j USING (invocation_id)
+JOIN lint_judged j USING (run_key)
 WHERE j.mode = 'retrieval'
   AND NOT EXISTS (SELECT 1 FROM lint_retrieved r
-                  WHERE r.invocation_id = e.invocation_id AND r.content_hash = e.content_hash)
+                  WHERE r.run_key = e.run_key AND r.content_hash = e.content_hash)

@@ -8,7 +8,7 @@
 -- Spec 6.3 G4: each grounded pair (with multiplicity) whose hash alone is not an evidence hash.
 SELECT g.invocation_id, g.ord, g.source_id, g.content_hash
 FROM lint_grounded g
-JOIN lint_judged j USING (invocation_id)
+JOIN lint_judged j USING (run_key)
 WHERE j.mode IN ('retrieval', 'delegation')
   AND NOT EXISTS (SELECT 1 FROM lint_evidence e
-                  WHERE e.invocation_id = g.invocation_id AND e.content_hash = g.content_hash)
+                  WHERE e.run_key = g.run_key AND e.content_hash = g.content_hash)

@@ -6,13 +6,13 @@
 -- order: first_ord
 -- Spec 6.7: duplicates inflate counts and repeat G1 messages; the workbench says nothing.
 WITH duplicated AS (
-    SELECT invocation_id, span_id
+    SELECT run_key, span_id
     FROM lint_spans
-    GROUP BY invocation_id, span_id
+    GROUP BY run_key, span_id
     HAVING count(*) > 1
 )
 SELECT s.invocation_id, s.span_id, min(s.ord) AS first_ord, count(*) AS copies,
        string_agg(CAST(s.line_no AS VARCHAR), ', ' ORDER BY s.ord) AS lines
 FROM lint_spans s
-JOIN duplicated d ON d.invocation_id = s.invocation_id AND d.span_id = s.span_id
-GROUP BY s.invocation_id, s.span_id
+JOIN duplicated d ON d.run_key = s.run_key AND d.span_id = s.span_id
+GROUP BY s.run_key, s.invocation_id, s.span_id

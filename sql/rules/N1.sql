@@ -8,5 +8,5 @@
 -- Spec 6.3 N1: one violation counting every chat descendant (duplicates included).
 SELECT j.invocation_id, c.chat_count
 FROM lint_judged j
-JOIN lint_counts c USING (invocation_id)
+JOIN lint_counts c USING (run_key)
 WHERE j.mode = 'none' AND c.chat_count > 0

@@ -8,5 +8,5 @@
 -- Spec 6.3 R1: one violation counting every retrieval descendant (duplicates included).
 SELECT j.invocation_id, c.retrieval_count
 FROM lint_judged j
-JOIN lint_counts c USING (invocation_id)
+JOIN lint_counts c USING (run_key)
 WHERE j.mode IN ('input_only', 'none', 'delegation') AND c.retrieval_count > 0

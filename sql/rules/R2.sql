@@ -10,13 +10,13 @@
 SELECT g.invocation_id, 0 AS part, g.ord, 'payload' AS label,
        g.source_id, CAST(NULL AS VARCHAR) AS source_id_json, g.content_hash, j.input_sid, j.input_hash
 FROM lint_grounded g
-JOIN lint_judged j USING (invocation_id)
+JOIN lint_judged j USING (run_key)
 WHERE j.mode IN ('input_only', 'none')
   AND NOT (g.source_id = j.input_sid AND g.content_hash = j.input_hash)
 UNION ALL
 SELECT e.invocation_id, 1, e.ord, 'evidence',
        e.source_id, e.source_id_json, e.content_hash, j.input_sid, j.input_hash
 FROM lint_evidence e
-JOIN lint_judged j USING (invocation_id)
+JOIN lint_judged j USING (run_key)
 WHERE j.mode IN ('input_only', 'none')
   AND NOT (e.source_id = j.input_sid AND e.content_hash = j.input_hash)
