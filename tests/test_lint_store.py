@@ -99,6 +99,21 @@ def test_a_reloaded_run_is_derived_again_and_alone(warehouse, archive):
     assert got[C] == want[C]
 
 
+def test_a_new_run_is_derived_alone_with_a_key_of_its_own(warehouse, archive):
+    lint(warehouse)
+    tamper(warehouse, B)
+    # a run whose id sorts before a kept one: derived alone, its row number is a kept run's key
+    new = min(p.name for p in (CORPUS / "runs").iterdir() if p.is_dir() and p.name not in (A, B, C))
+    assert new < max(A, B, C)
+    shutil.copytree(CORPUS / "runs" / new, archive / new)
+    ingest.ingest_archive(warehouse, archive)
+    want = oracle(archive)
+    got = lint(warehouse)
+    assert got[new] == want[new] and got[A] == want[A] and got[C] == want[C]
+    assert got[B].chat_count == want[B].chat_count + 7
+    assert warehouse.execute("SELECT count(DISTINCT run_key), count(*) FROM lint_store.lint_runs").fetchall() == [(4, 4)]
+
+
 def test_a_removed_run_leaves_the_store(warehouse, archive):
     lint(warehouse)
     for table in RUN_TABLES:
