@@ -12,6 +12,7 @@ lint pass (and one verify pass) to the append-only history; a nightly that could
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import time
@@ -90,7 +91,7 @@ def _attr(obj, *names):
 def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_OUT, progress=None) -> NightlyResult:
     """Run the whole job; raise GroundworkError when it cannot be done (the nightly row then
     records exit status 2 and the reason)."""
-    from ingest import ingest_archive
+    from ingest import ingest_archive, parsers
     from reports.build import build_reports
     from reports.data import Passes
 
@@ -105,13 +106,22 @@ def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_O
             Path(warehouse).parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise GroundworkError(f"cannot create the folder of warehouse {warehouse}: {exc.strerror}") from None
-    con = connect(warehouse)
+    # The parser processes start while the warehouse opens (as in `groundwork ingest`), and stop
+    # once the ingest is done.
+    parser_pool = contextlib.ExitStack()
+    pool = parser_pool.enter_context(parsers(None, runs_dir))
+    try:
+        con = connect(warehouse)
+    except BaseException:
+        parser_pool.close()
+        raise
     seconds: dict = {}
     try:
         nid = _start(con, runs_dir, out)
         try:
             t = time.perf_counter()
-            ingest = ingest_archive(con, runs_dir, progress=progress)
+            with parser_pool:
+                ingest = ingest_archive(con, runs_dir, progress=progress, parsers=pool)
             seconds["ingest"] = time.perf_counter() - t
             t = time.perf_counter()
             lint = lint_warehouse(con, record=True)
@@ -175,6 +185,7 @@ def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_O
                 pass
             raise
     finally:
+        parser_pool.close()
         con.close()
     seconds["total"] = time.time() - started
     return NightlyResult(exit_status=status, nightly_id=nid, out_dir=out, fleet_html=reports.fleet_html,
