@@ -26,6 +26,7 @@ appending row by row per run reproduces the order of spec 6.2.
 from __future__ import annotations
 
 import collections
+import operator
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -117,7 +118,7 @@ class LintResult:
         if self._verdicts is None:
             if self.reused:
                 merged = self.fresh + self._load_reused()
-                merged.sort(key=lambda v: v.invocation_id)
+                merged.sort(key=_by_run)
                 self._verdicts = merged
             else:
                 self._verdicts = self.fresh
@@ -136,7 +137,7 @@ class LintResult:
         out = self.batch.verdicts(not_passed=True)
         if self.reused:
             out += self._load_reused(not_passed=True)
-            out.sort(key=lambda v: v.invocation_id)
+            out.sort(key=_by_run)
         return out
 
     def by_id(self) -> dict[str, RunVerdict]:
@@ -238,6 +239,7 @@ def grounding_text(passed: bool, mode: str | None, retrieval_count: int, chat_co
 
 
 _STRING = pa.string()
+_by_run = operator.attrgetter("invocation_id")
 
 
 def _empty_violations() -> pa.Table:
@@ -248,7 +250,7 @@ def _empty_violations() -> pa.Table:
 
 @dataclass
 class FreshBatch:
-    """The verdicts of the runs a pass judged itself, in invocation_id order, column by column
+    """The verdicts of the runs a pass judged itself (in no particular order), column by column
     (Arrow): ``base`` (the _BASE_SQL rows) plus the computed ``status``, counts and grounding.txt
     text (``summary``: dictionary-encoded, each distinct text once; null when unlintable), and
     ``violations`` (invocation_id, seq, code, message, finding), in report order within each
@@ -297,6 +299,7 @@ class FreshBatch:
                                                     self.chat_count.to_pylist(), self.summary.to_pylist(),
                                                     self.column("reason"))
                if not (not_passed and st == PASSED)]
+        out.sort(key=_by_run)  # the pass works in no particular order
         by_id = {v.invocation_id: v for v in out}
         v = self.violations
         for invocation_id, code, text, finding in zip(*(v.column(name).to_pylist()
@@ -348,7 +351,6 @@ LEFT JOIN lint_cycles c USING (invocation_id)
 LEFT JOIN lint_counts n USING (invocation_id)
 LEFT JOIN lint_context x USING (invocation_id)
 {where}
-ORDER BY r.invocation_id
 """
 
 # Verdicts that still hold: computed by one of the latest passes with the same rules, templates

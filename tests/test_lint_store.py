@@ -181,6 +181,8 @@ def test_the_corpus_through_the_store_is_linted_as_in_memory(tmp_path):
         ingest.ingest_archive(con, CORPUS / "runs")
         assert lint(con) == want  # builds the store
         assert lint(con) == want  # reads it
+        listed = [v.invocation_id for v in lint_warehouse(con, reuse=False, record=False).verdicts]
+        assert listed == sorted(want)  # verdicts come in invocation_id order
     finally:
         con.close()
 
