@@ -490,6 +490,11 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
     return batch
 
 
+def _positions(n: int) -> pa.Array:
+    """0, 1, ..., n - 1 (int64)."""
+    return pc.subtract(pc.cumulative_sum(pa.repeat(pa.scalar(1, pa.int64()), n)), 1)
+
+
 def _group_starts(ids: pa.Array) -> tuple[pa.Array, pa.Array]:
     """For ids sorted so that equal ones are adjacent: the positions where a group starts, and
     for every row the position of its group's start."""
@@ -516,11 +521,10 @@ def _assemble(batch: FreshBatch, base: pa.Table, found: pa.Table) -> None:
     if len(unlintable_ids) and found.num_rows:
         found = found.filter(pc.or_(found.column("finding"), pc.invert(pc.is_in(found.column("invocation_id"),
                                                                                  value_set=unlintable_ids))))
-    found = found.append_column("pos", pa.array(range(found.num_rows), pa.int64()))
-    found = found.take(pc.sort_indices(found, sort_keys=[("invocation_id", "ascending"), ("pos", "ascending")]))
+    found = found.take(pc.sort_indices(found, sort_keys=[("invocation_id", "ascending")]))  # a stable sort
     v_ids = found.column("invocation_id").combine_chunks()
     _, group_start = _group_starts(v_ids)
-    seq = pc.subtract(pa.array(range(found.num_rows), pa.int64()), group_start).cast(pa.int32())
+    seq = pc.subtract(_positions(found.num_rows), group_start).cast(pa.int32())
     batch.violations = pa.table({"invocation_id": v_ids, "seq": seq, "code": found.column("code"),
                                  "message": found.column("message"), "finding": found.column("finding")})
 
