@@ -40,6 +40,7 @@ import pyarrow as pa
 
 from groundwork.canonical import CanonicalisationError, content_hash
 from groundwork.errors import GroundworkError
+from groundwork.warehouse import cursor
 
 from . import issues as K
 from .issues import Issues
@@ -299,7 +300,7 @@ def write_batch(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
 class _Loader:
     def __init__(self, con: duckdb.DuckDBPyConnection, root: Path, progress, workers, rehash, batch_runs):
         self.user_con = con         # fingerprint look-ups (main thread)
-        self.con = con.cursor()     # everything written (the writer thread, then the main thread)
+        self.con = cursor(con)      # everything written (the writer thread, then the main thread)
         self.writer: _Writer | None = None
         self.root = str(root)
         self.root_real = os.path.realpath(root)

@@ -50,3 +50,34 @@ def test_connect_documents_a_file_warehouse_and_not_an_in_memory_one(tmp_path):
     assert file_con.execute(comment).fetchall()[0][0]
     assert memory_con.execute(comment).fetchall() == [(None,)]
     assert memory_con.execute(SHAPE).fetchall() == file_con.execute(SHAPE).fetchall()
+
+
+def test_a_warehouse_file_keeps_its_name_and_cursors_see_it(tmp_path):
+    from groundwork.warehouse import cursor
+
+    con = connect(tmp_path / "fleet.duckdb")
+    assert con.execute("SELECT current_database()").fetchall() == [("fleet",)]
+    con.execute("INSERT INTO ingests (ingest_id, runs_dir, started_at, tool_version) VALUES (1, 'x', now(), 't')")
+    cur = cursor(con)
+    assert cur.execute("SELECT current_database(), count(*) FROM ingests").fetchall() == [("fleet", 1)]
+    con.close()
+    again = duckdb.connect(str(tmp_path / "fleet.duckdb"), read_only=True)  # a plain DuckDB client reads it
+    assert again.execute("SELECT count(*) FROM ingests").fetchall() == [(1,)]
+
+
+def test_a_warehouse_named_like_a_duckdb_catalog_still_opens(tmp_path):
+    con = connect(tmp_path / "memory.duckdb")
+    assert con.execute("SELECT current_database()").fetchall() == [("warehouse",)]
+    assert con.execute("SELECT count(*) FROM runs").fetchall() == [(0,)]
+
+
+def test_what_groundwork_writes_is_stored_in_small_row_groups(tmp_path):
+    # Each checkpoint rewrites the row groups appended to since the last one: with DuckDB's
+    # 122,880-row groups every checkpoint of a large ingest recompressed all runs loaded so far.
+    from groundwork.warehouse import ROW_GROUP_SIZE
+
+    con = connect(tmp_path / "w.duckdb")
+    con.execute("INSERT INTO run_files SELECT 'run' || range, 'spans.jsonl', 1, 1, 'x' FROM range(50000)")
+    con.execute("CHECKPOINT")
+    groups = con.execute("SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('run_files')").fetchall()[0][0]
+    assert groups == -(-50000 // ROW_GROUP_SIZE) > 1
