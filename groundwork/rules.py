@@ -515,10 +515,16 @@ def derived_digest(bodies: dict[str, str]) -> str:
 
 
 def _stored_digest(con: duckdb.DuckDBPyConnection) -> str | None:
-    try:
-        rows = con.execute(f"SELECT value FROM {_STATE_TABLE} WHERE key = 'digest'").fetchall()
-    except duckdb.CatalogException:
+    """The digest the kept relations were derived under (None when there is no complete store:
+    never built, interrupted, or a relation of it dropped by hand)."""
+    kept = con.execute(
+        "SELECT count(*) FROM (SELECT table_name AS name FROM duckdb_tables() WHERE database_name = current_database()"
+        " AND schema_name = $store UNION ALL SELECT view_name FROM duckdb_views() WHERE database_name = current_database()"
+        " AND schema_name = $store) WHERE name IN (SELECT unnest($names))",
+        {"store": STORE, "names": list(DERIVED) + ["derived_state", "derived_runs"]}).fetchall()[0][0]
+    if kept != len(DERIVED) + 2:
         return None
+    rows = con.execute(f"SELECT value FROM {_STATE_TABLE} WHERE key = 'digest'").fetchall()
     return rows[0][0] if rows else None
 
 
@@ -549,10 +555,16 @@ def _rebuild_store(con: duckdb.DuckDBPyConnection, database: str, bodies: dict[s
     finally:
         for cur in opened:
             cur.close()
-    for name in DERIVED:
-        con.execute(f"COMMENT ON {'TABLE' if name in STORE_TABLES else 'VIEW'} {target}.{name} IS "
-                    f"'Rows of the view main.{name}, kept between lints (groundwork.rules.stored).'")
-    con.execute(f"INSERT INTO {target}.derived_state VALUES ('digest', $digest)", {"digest": digest})
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for name in DERIVED:
+            con.execute(f"COMMENT ON {'TABLE' if name in STORE_TABLES else 'VIEW'} {target}.{name} IS "
+                        f"'Rows of the view main.{name}, kept between lints (groundwork.rules.stored).'")
+        con.execute(f"INSERT INTO {target}.derived_state VALUES ('digest', $digest)", {"digest": digest})
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
 
 
 def _refresh_store(con: duckdb.DuckDBPyConnection, database: str, workers: int) -> int:

@@ -152,6 +152,13 @@ def test_an_interrupted_build_is_done_again(warehouse, archive):
     assert lint(warehouse) == oracle(archive)
 
 
+def test_a_kept_relation_dropped_by_hand_rebuilds_the_store(warehouse, archive):
+    lint(warehouse)
+    tamper(warehouse, A)
+    warehouse.execute("DROP TABLE lint_store.lint_tree")
+    assert lint(warehouse) == oracle(archive)
+
+
 def test_a_lint_of_some_runs_derives_them_apart_and_leaves_the_store_alone(warehouse, archive):
     lint(warehouse)
     tamper(warehouse, A)
