@@ -40,6 +40,7 @@ import pyarrow.compute as pc
 
 from . import __version__, pyrepr, rules as rules_mod
 from .errors import GroundworkError
+from .warehouse import ROW_GROUP_SIZE
 
 PASSED, FAILED, UNLINTABLE = "passed", "failed", "unlintable"
 CYCLE_REASON = "span-id cycle reachable from invoke_agent: the workbench linter never returns (errata C4)"
@@ -613,6 +614,10 @@ def _naive(moment: datetime) -> datetime:
     return moment.astimezone(timezone.utc).replace(tzinfo=None)
 
 
+def _in_row_groups(table: pa.Table) -> pa.Table:
+    return pa.Table.from_batches(table.to_batches(max_chunksize=ROW_GROUP_SIZE), schema=table.schema)
+
+
 def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules: bool,
                 oldest: int = 0) -> int:
     """Append one lint pass to the history (lints, lint_verdicts, lint_violations); return its id.
@@ -621,8 +626,9 @@ def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules
     (the ``lint_reused`` relation registered by ``lint_warehouse``).
     """
     b = result.batch
-    verdict_table = b.verdict_table()
-    violation_table = b.violations.drop_columns(["finding"])
+    # In batches of one row group: DuckDB then compresses and writes them in parallel.
+    verdict_table = _in_row_groups(b.verdict_table())
+    violation_table = _in_row_groups(b.violations.drop_columns(["finding"]))
     counts = result.counts
     con.register("lint_verdicts_new", verdict_table)
     con.register("lint_violations_new", violation_table)
