@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from ingest_support import CORPUS_RUNS, archive, ingest, issues, rows, run_row, span_lines
+from ingest_support import archive, ingest, issues, rows, run_row, span_lines
 
 SCENARIOS = ["pass/retrieval/two-sources-and-chat", "pass/delegation/three-children-and-chat",
              "violation/G0/span-in-foreign-trace", "combo/G0+N1/chat-span-sets-input-hash"]

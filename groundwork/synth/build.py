@@ -21,7 +21,7 @@ import orjson
 from groundwork.canonical import content_hash
 from groundwork.pyrepr import pyrepr
 
-from .pools import (AGENTS, CONTRACT, POLICY_DIGEST, POLICY_REF, PROBLEM_BASE, SDK, Agent, pools)
+from .pools import (AGENTS, CONTRACT, POLICY_DIGEST, POLICY_REF, PROBLEM_BASE, Agent, pools)
 
 ELL = "\u2026"
 MODE_RULES = {
@@ -335,7 +335,6 @@ def _codes(msgs):
 
 def _finish(self: Run, need_hash: bool = False) -> Built:
     ctx = self.ctx
-    P = pools()
     rng = ctx.rng
     root_start = self.t0 + 400
     root_end = self.root_end = self.cur + rng.randint(300, 1500)
