@@ -267,9 +267,6 @@ class FreshBatch:
         pa.array([], pa.int32()), pa.array([], _STRING)))
     violations: pa.Table = field(default_factory=_empty_violations)
 
-    def column(self, name: str) -> list:
-        return self.base.column(name).to_pylist() if self.base is not None else []
-
     def counts(self) -> collections.Counter:
         """Runs per status."""
         return collections.Counter(dict(zip(*(c.to_pylist() for c in pc.value_counts(self.status).flatten()))))
@@ -294,21 +291,20 @@ class FreshBatch:
         })
 
     def verdicts(self, not_passed: bool = False) -> list[RunVerdict]:
-        """RunVerdict objects (only for runs that did not pass, with ``not_passed``)."""
+        """RunVerdict objects in invocation_id order (only for runs that did not pass, with
+        ``not_passed``: the others are never converted)."""
+        runs, v = self.verdict_table(), self.violations
+        if not_passed:
+            runs = runs.filter(pc.not_equal(runs.column("status"), PASSED))
+            v = v.filter(pc.is_in(v.column("invocation_id"), value_set=runs.column("invocation_id").combine_chunks()))
+        runs = runs.sort_by("invocation_id")  # the pass works in no particular order
         out = [RunVerdict(i, st, m, r, c, [], [], [], text, why)
-               for i, st, m, r, c, text, why in zip(self.column("invocation_id"), self.status.to_pylist(),
-                                                    self.column("mode"), self.retrieval_count.to_pylist(),
-                                                    self.chat_count.to_pylist(), self.summary.to_pylist(),
-                                                    self.column("reason"))
-               if not (not_passed and st == PASSED)]
-        out.sort(key=_by_run)  # the pass works in no particular order
-        by_id = {v.invocation_id: v for v in out}
-        v = self.violations
+               for i, st, m, r, c, text, why in zip(*(runs.column(name).to_pylist() for name in (
+                   "invocation_id", "status", "mode", "retrieval_count", "chat_count", "summary", "reason")))]
+        by_id = {verdict.invocation_id: verdict for verdict in out}
         for invocation_id, code, text, finding in zip(*(v.column(name).to_pylist()
                                                         for name in ("invocation_id", "code", "message", "finding"))):
-            verdict = by_id.get(invocation_id)
-            if verdict is None:  # a passing run's finding, left out with not_passed
-                continue
+            verdict = by_id[invocation_id]
             if finding:
                 verdict.findings.append((code, text))
             else:
