@@ -478,7 +478,7 @@ def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, 
 # --------------------------------------------------------------------- derived relations, kept
 
 # A warehouse file keeps the derived relations between lints in its schema lint_store (tables of
-# the same names as the views, plus the views lint_spans and lint_grounded reading them), so that
+# the same names as the views, plus the view lint_grounded reading one), so that
 # a full lint, e.g. after a rule file changed, evaluates the rules without deriving again. They
 # depend only on the runs' rows and on the derived views' SQL: the store records the digest of
 # that SQL (a different digest rebuilds everything) and the runs.ingest_id each run was derived
@@ -528,11 +528,9 @@ def _stored_digest(con: duckdb.DuckDBPyConnection) -> str | None:
     return rows[0][0] if rows else None
 
 
-def _rebuild_store(con: duckdb.DuckDBPyConnection, database: str, bodies: dict[str, str], digest: str,
-                   workers: int) -> None:
-    """Derive every run into a new lint_store. The digest is written last: a pass interrupted
-    half-way leaves a store without one, which the next lint rebuilds."""
-    target = f"{_quote(database)}.{STORE}"
+def _start_store(con: duckdb.DuckDBPyConnection, target: str) -> None:
+    """An empty lint_store (its relations are derived by the pass, its digest written last: a
+    pass interrupted half-way leaves a store without one, which the next lint rebuilds)."""
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute(f"DROP SCHEMA IF EXISTS {target} CASCADE")
@@ -543,23 +541,18 @@ def _rebuild_store(con: duckdb.DuckDBPyConnection, database: str, bodies: dict[s
     except BaseException:
         con.execute("ROLLBACK")
         raise
-    opened = _open_cursors(con, workers, f"{target},{_quote(database)}.main")
-    cursors: queue.SimpleQueue = queue.SimpleQueue()
-    for cur in opened:
-        cursors.put(cur)
-    try:
-        with ThreadPoolExecutor(workers, thread_name_prefix="lint") as pool:
-            workspace = Workspace(pool, cursors)
-            _derive(workspace, target, bodies, scoped=False, tables=STORE_TABLES)
-            workspace.wait()
-    finally:
-        for cur in opened:
-            cur.close()
+
+
+def _comment(con: duckdb.DuckDBPyConnection, target: str, name: str, kind: str) -> None:
+    con.execute(f"COMMENT ON {kind} {target}.{name} IS "
+                f"'Rows of the view main.{name}, kept between lints (groundwork.rules.stored).'")
+
+
+def _finish_store(con: duckdb.DuckDBPyConnection, target: str, digest: str) -> None:
     con.execute("BEGIN TRANSACTION")
     try:
         for name in DERIVED:
-            con.execute(f"COMMENT ON {'TABLE' if name in STORE_TABLES else 'VIEW'} {target}.{name} IS "
-                        f"'Rows of the view main.{name}, kept between lints (groundwork.rules.stored).'")
+            _comment(con, target, name, "TABLE" if name in STORE_TABLES else "VIEW")
         con.execute(f"INSERT INTO {target}.derived_state VALUES ('digest', $digest)", {"digest": digest})
         con.execute("COMMIT")
     except BaseException:
@@ -585,7 +578,7 @@ def _refresh_store(con: duckdb.DuckDBPyConnection, database: str, workers: int) 
                 # after every kept one.
                 offset = con.execute(f"SELECT coalesce(max(run_key), 0) FROM {target}.lint_runs").fetchall()[0][0]
                 for name in DERIVED:
-                    if name not in STORE_TABLES:
+                    if name not in STORE_TABLES:  # a view: up to date by itself
                         continue
                     con.execute(f"DELETE FROM {target}.{name} WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)")
                     if present:
@@ -612,21 +605,29 @@ def stored(con: duckdb.DuckDBPyConnection, *, workers: int = WORKERS):
     and lints of some runs only.
     """
     database = con.execute("SELECT current_database()").fetchall()[0][0]
+    target = f"{_quote(database)}.{STORE}"
     bodies = _derived_bodies(con)
     digest = derived_digest(bodies)
-    if _stored_digest(con) != digest:
-        _rebuild_store(con, database, bodies, digest, workers)
+    rebuild = _stored_digest(con) != digest
+    if rebuild:
+        _start_store(con, target)
     else:
         _refresh_store(con, database, workers)
-    opened = _open_cursors(con, workers, f"{_quote(database)}.{STORE},{_quote(database)}.main")
+    opened = _open_cursors(con, workers, f"{target},{_quote(database)}.main")
     cursors: queue.SimpleQueue = queue.SimpleQueue()
     for cur in opened:
         cursors.put(cur)
     pool = ThreadPoolExecutor(workers, thread_name_prefix="lint")
     try:
         workspace = Workspace(pool, cursors)
-        workspace.schema = f"{_quote(database)}.{STORE}"
+        workspace.schema = target
+        if rebuild:
+            # Every run is derived straight into the store; each rule starts once its inputs exist.
+            _derive(workspace, target, bodies, scoped=False, tables=STORE_TABLES)
         yield workspace
+        if rebuild:
+            workspace.wait()
+            _finish_store(con, target, digest)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         for cur in opened:
