@@ -13,10 +13,11 @@ go through the rules. A run that delegates is reused only while its children in 
 as they were (its GW3/GW4 findings look at them: ``lint_context``). ``reuse=False`` re-lints
 everything.
 
-A full pass over a warehouse file reads the derived relations of spec 6.1 kept in its schema
-lint_store (``rules.stored``: only runs new or reloaded since the last full pass are derived
-again), so re-linting every run after a rule change evaluates the rules without re-deriving.
-Passes over some runs, and in-memory or read-only warehouses, derive for the pass alone.
+A full pass over a warehouse file whose schema lint_store holds the derived relations of spec
+6.1 (``rules.keep_derived`` builds it: after answering, or at the end of an ingest) reads them
+there (``rules.stored``: only runs new or reloaded since are derived again), so re-linting every
+run after a rule change evaluates the rules without re-deriving. Other passes (no store yet,
+some runs only, in-memory or read-only warehouses) derive for the pass alone.
 
 The order of a run's violations needs no global sort: rules are executed in report order
 (``Rule.rank``) and each rule's rows come out sorted per run by the rule's ``order`` columns, so
@@ -456,7 +457,7 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
     batch = FreshBatch()
     if scope_query is not None and not con.execute(f"SELECT count(*) FROM ({scope_query}) AS s").fetchall()[0][0]:
         return batch
-    if scope_query is None and rules_mod.store_usable(con):
+    if scope_query is None and rules_mod.store_ready(con):
         context = rules_mod.stored(con)  # every run: the relations kept in the warehouse
     else:
         context = rules_mod.materialised(con, scope_query=scope_query)

@@ -596,23 +596,57 @@ def _refresh_store(con: duckdb.DuckDBPyConnection, database: str, workers: int) 
     return changed.num_rows
 
 
+def store_ready(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the warehouse is a writable file whose lint_store was built with the current
+    derived views (it may still lack runs ingested since: ``stored`` derives those)."""
+    return store_usable(con) and _stored_digest(con) == derived_digest(_derived_bodies(con))
+
+
+def keep_derived(con: duckdb.DuckDBPyConnection, *, workers: int = WORKERS) -> str:
+    """Bring the warehouse's lint_store up to date: build it when there is none (or it was built
+    with other derived views), else derive again only the runs new, reloaded or removed since.
+    Returns ``built``, ``refreshed``, ``fresh`` or ``unavailable`` (in-memory or read-only).
+
+    A lint reads the store when it is there but never builds it: writing ~1.7M derived rows of
+    100,000 runs costs more than the pass that writes them saves. Call this after answering
+    (``groundwork lint`` once its output is printed) or at the end of an ingest.
+    """
+    if not store_usable(con):
+        return "unavailable"
+    database = con.execute("SELECT current_database()").fetchall()[0][0]
+    bodies = _derived_bodies(con)
+    digest = derived_digest(bodies)
+    if _stored_digest(con) == digest:
+        return "refreshed" if _refresh_store(con, database, workers) else "fresh"
+    target = f"{_quote(database)}.{STORE}"
+    _start_store(con, target)
+    opened = _open_cursors(con, workers, f"{target},{_quote(database)}.main")
+    cursors: queue.SimpleQueue = queue.SimpleQueue()
+    for cur in opened:
+        cursors.put(cur)
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="lint")
+    try:
+        workspace = Workspace(pool, cursors)
+        _derive(workspace, target, bodies, scoped=False, tables=STORE_TABLES)
+        workspace.wait()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        for cur in opened:
+            cur.close()
+    _finish_store(con, target, digest)
+    return "built"
+
+
 @contextmanager
 def stored(con: duckdb.DuckDBPyConnection, *, workers: int = WORKERS):
-    """Bring the warehouse's kept derived relations (schema lint_store) up to date, then yield a
-    ``Workspace`` whose workers read them (every run of the warehouse).
+    """Derive the runs new, reloaded or removed since lint_store was last brought up to date,
+    then yield a ``Workspace`` whose workers read the store (every run of the warehouse).
 
-    Only for a writable warehouse file (``store_usable``); ``materialised`` serves the others
-    and lints of some runs only.
+    Only when ``store_ready``; ``materialised`` serves the others and lints of some runs only.
     """
     database = con.execute("SELECT current_database()").fetchall()[0][0]
     target = f"{_quote(database)}.{STORE}"
-    bodies = _derived_bodies(con)
-    digest = derived_digest(bodies)
-    rebuild = _stored_digest(con) != digest
-    if rebuild:
-        _start_store(con, target)
-    else:
-        _refresh_store(con, database, workers)
+    _refresh_store(con, database, workers)
     opened = _open_cursors(con, workers, f"{target},{_quote(database)}.main")
     cursors: queue.SimpleQueue = queue.SimpleQueue()
     for cur in opened:
@@ -621,13 +655,7 @@ def stored(con: duckdb.DuckDBPyConnection, *, workers: int = WORKERS):
     try:
         workspace = Workspace(pool, cursors)
         workspace.schema = target
-        if rebuild:
-            # Every run is derived straight into the store; each rule starts once its inputs exist.
-            _derive(workspace, target, bodies, scoped=False, tables=STORE_TABLES)
         yield workspace
-        if rebuild:
-            workspace.wait()
-            _finish_store(con, target, digest)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         for cur in opened:

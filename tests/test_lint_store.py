@@ -1,8 +1,10 @@
 """The derived relations a warehouse file keeps between lints (schema lint_store).
 
-A full lint of a warehouse file reads the derived relations of spec 6.1 from lint_store instead
-of deriving them again; only runs that are new, reloaded (another runs.ingest_id), removed or
-without an ingest_id are derived again, and a change to the derived views' SQL rebuilds it all.
+rules.keep_derived builds lint_store (after a lint has answered, or after an ingest); a full lint
+of a warehouse file then reads the derived relations of spec 6.1 from it instead of deriving them
+again; only runs that are new, reloaded (another runs.ingest_id), removed or without an ingest_id
+are derived again, and a store built with other derived views is not read (keep_derived builds
+it again).
 The oracle everywhere is a lint of the same archive in a fresh in-memory warehouse (which derives
 everything for the pass and keeps nothing). To see that a run's relations were (not) derived
 again, a test alters a kept row by hand: a run read from the store shows the altered count.
@@ -20,6 +22,7 @@ from hypothesis import given, settings
 
 import ingest
 from groundwork.lint import lint_warehouse
+from groundwork.rules import keep_derived
 from groundwork.warehouse import connect
 from tests.conftest import CORPUS
 from tests.property_support import disagreements, reference_lint, sql_lint_verdicts
@@ -72,9 +75,16 @@ def warehouse(tmp_path, archive):
     con.close()
 
 
-def test_a_full_lint_keeps_the_derived_relations_and_the_next_reads_them(warehouse, archive):
+def has_store(con) -> bool:
+    return con.execute("SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'lint_store'").fetchall() == [(1,)]
+
+
+def test_a_lint_never_builds_the_store_keep_derived_does_and_the_next_lint_reads_it(warehouse, archive):
     want = oracle(archive)
     assert lint(warehouse) == want
+    assert not has_store(warehouse)
+    assert keep_derived(warehouse) == "built"
+    assert keep_derived(warehouse) == "fresh"
     assert warehouse.execute("SELECT count(*) FROM lint_store.derived_runs").fetchall() == [(3,)]
     assert store_rows(warehouse)["lint_judged"] == sorted(warehouse.execute("SELECT * FROM main.lint_judged").fetchall(), key=repr)
     tamper(warehouse, A)
@@ -84,7 +94,7 @@ def test_a_full_lint_keeps_the_derived_relations_and_the_next_reads_them(warehou
 
 
 def test_a_reloaded_run_is_derived_again_and_alone(warehouse, archive):
-    lint(warehouse)
+    keep_derived(warehouse)
     tamper(warehouse, A, B)
     envelope = archive / A / "envelope.json"
     doc = json.loads(envelope.read_text(encoding="utf-8"))
@@ -100,7 +110,7 @@ def test_a_reloaded_run_is_derived_again_and_alone(warehouse, archive):
 
 
 def test_a_new_run_is_derived_alone_with_a_key_of_its_own(warehouse, archive):
-    lint(warehouse)
+    keep_derived(warehouse)
     tamper(warehouse, B)
     # a run whose id sorts before a kept one: derived alone, its row number is a kept run's key
     new = min(p.name for p in (CORPUS / "runs").iterdir() if p.is_dir() and p.name not in (A, B, C))
@@ -115,7 +125,7 @@ def test_a_new_run_is_derived_alone_with_a_key_of_its_own(warehouse, archive):
 
 
 def test_a_removed_run_leaves_the_store(warehouse, archive):
-    lint(warehouse)
+    keep_derived(warehouse)
     for table in RUN_TABLES:
         warehouse.execute(f"DELETE FROM {table} WHERE invocation_id = ?", [A])
     got = lint(warehouse)
@@ -129,38 +139,46 @@ def test_a_removed_run_leaves_the_store(warehouse, archive):
 def test_a_run_without_ingest_id_is_derived_on_every_lint(warehouse, archive):
     want = oracle(archive)
     warehouse.execute("UPDATE runs SET ingest_id = NULL WHERE invocation_id = ?", [A])
-    lint(warehouse)
+    keep_derived(warehouse)
     tamper(warehouse, A, B)
     got = lint(warehouse)
     assert got[A] == want[A]
     assert got[B].chat_count == want[B].chat_count + 7
 
 
+def outdated_store_is_ignored_then_rebuilt(warehouse, archive) -> None:
+    want = oracle(archive)
+    assert lint(warehouse) == want  # derived for the pass, the store left aside
+    assert keep_derived(warehouse) == "built"
+    assert lint(warehouse) == want
+    assert keep_derived(warehouse) == "fresh"
+
+
 def test_a_change_to_the_derived_views_rebuilds_every_run(warehouse, archive):
-    lint(warehouse)
+    keep_derived(warehouse)
     tamper(warehouse, A, B, C)
     body = warehouse.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'lint_counts' AND schema_name = 'main'").fetchall()[0][0]
     select = body[body.upper().index(" AS ") + 4:].rstrip().rstrip(";")
     warehouse.execute(f"CREATE OR REPLACE VIEW main.lint_counts AS SELECT * FROM ({select}) AS same_rows")
-    assert lint(warehouse) == oracle(archive)
+    outdated_store_is_ignored_then_rebuilt(warehouse, archive)
 
 
 def test_an_interrupted_build_is_done_again(warehouse, archive):
-    lint(warehouse)
+    keep_derived(warehouse)
     tamper(warehouse, A)
-    warehouse.execute("DELETE FROM lint_store.derived_state")  # as if the pass died before the end
-    assert lint(warehouse) == oracle(archive)
+    warehouse.execute("DELETE FROM lint_store.derived_state")  # as if the build died before the end
+    outdated_store_is_ignored_then_rebuilt(warehouse, archive)
 
 
 def test_a_kept_relation_dropped_by_hand_rebuilds_the_store(warehouse, archive):
-    lint(warehouse)
+    keep_derived(warehouse)
     tamper(warehouse, A)
     warehouse.execute("DROP TABLE lint_store.lint_tree")
-    assert lint(warehouse) == oracle(archive)
+    outdated_store_is_ignored_then_rebuilt(warehouse, archive)
 
 
 def test_a_lint_of_some_runs_derives_them_apart_and_leaves_the_store_alone(warehouse, archive):
-    lint(warehouse)
+    keep_derived(warehouse)
     tamper(warehouse, A)
     before = store_rows(warehouse)
     got = lint(warehouse, runs=[A])
@@ -176,7 +194,8 @@ def test_a_read_only_warehouse_lints_without_a_store(tmp_path, archive):
     con = connect(path, read_only=True)
     try:
         assert lint(con, record=False) == oracle(archive)
-        assert con.execute("SELECT count(*) FROM duckdb_schemas() WHERE schema_name = 'lint_store'").fetchall() == [(0,)]
+        assert keep_derived(con) == "unavailable"
+        assert not has_store(con)
     finally:
         con.close()
 
@@ -186,7 +205,8 @@ def test_the_corpus_through_the_store_is_linted_as_in_memory(tmp_path):
     con = connect(tmp_path / "corpus.duckdb")
     try:
         ingest.ingest_archive(con, CORPUS / "runs")
-        assert lint(con) == want  # builds the store
+        assert lint(con) == want  # no store yet
+        assert keep_derived(con) == "built"
         assert lint(con) == want  # reads it
         listed = [v.invocation_id for v in lint_warehouse(con, reuse=False, record=False).verdicts]
         assert listed == sorted(want)  # verdicts come in invocation_id order
@@ -203,9 +223,10 @@ def test_lints_through_the_store_agree_with_the_reference(runs):
         con = connect(Path(tmp) / "w.duckdb")
         try:
             ingest.ingest_archive(con, root)
-            for _ in range(2):  # the first builds the store, the second reads it
+            for _ in range(2):  # derived for the pass, then read from the store
                 actual = sql_lint_verdicts(con, lint_warehouse(con, reuse=False).lint_id)
                 problems = disagreements(runs, expected, actual)
                 assert not problems, f"{len(problems)} of {len(runs)} runs disagree; first:\n{problems[0]}"
+                keep_derived(con)
         finally:
             con.close()

@@ -8,6 +8,7 @@ import shutil
 
 import ingest
 from groundwork.lint import lint_warehouse
+from groundwork.rules import keep_derived
 from groundwork.warehouse import connect
 from tests.conftest import CORPUS
 
@@ -25,6 +26,7 @@ def test_a_warehouse_named_with_quotes_lints_and_keeps_no_workspace(tmp_path):
     databases = con.execute("SELECT database_name FROM duckdb_databases()").fetchall()
 
     result = lint_warehouse(con)
+    keep_derived(con)
 
     by_id = result.by_id()
     for d in (N1, R3):
