@@ -19,6 +19,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import duckdb
+
 from . import __version__
 from .errors import GroundworkError
 from .warehouse import DEFAULT_PATH, connect
@@ -96,6 +98,7 @@ def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_O
     from reports.data import Passes
 
     from .lint import lint_warehouse
+    from .rules import keep_derived
 
     runs_dir, out = Path(runs_dir), Path(out)
     sources = Path(sources) if sources is not None else None
@@ -184,6 +187,15 @@ def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_O
             except Exception:  # noqa: BLE001 - the original error matters more
                 pass
             raise
+        # The job is done and recorded. Keep the runs' derived relations in the warehouse (only
+        # new or reloaded runs are derived again), so that a full re-lint, e.g. after a rule file
+        # changed, evaluates the rules without deriving first. A cache: failing here fails nothing.
+        t = time.perf_counter()
+        try:
+            keep_derived(con)
+        except duckdb.Error:
+            pass
+        seconds["keep_derived"] = time.perf_counter() - t
     finally:
         parser_pool.close()
         con.close()

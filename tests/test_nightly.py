@@ -197,3 +197,19 @@ def test_jobs_that_cannot_be_done_exit_2_with_one_line(tmp_path, case):
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert p.stderr.startswith("groundwork: error: ")
     assert not (runs / "reports").exists()
+
+
+def test_the_nightly_keeps_the_derived_relations_for_the_next_full_re_lint(first_night, tmp_path):
+    from groundwork.lint import lint_warehouse
+    from groundwork.rules import keep_derived
+    from groundwork.warehouse import connect
+
+    wh = tmp_path / "warehouse.duckdb"
+    shutil.copy(first_night["wh"], wh)
+    con = connect(wh)
+    try:
+        assert keep_derived(con) == "fresh"  # built by the first night, nothing new since the second
+        full = lint_warehouse(con, reuse=False, record=False)  # every rule on every run, from the store
+        assert full.counts["failed"] + full.counts["unlintable"] == first_night["s2"]["totals"]["runs_failing"]
+    finally:
+        con.close()
