@@ -133,6 +133,15 @@ res = run_nightly(sys.argv[1], warehouse=sys.argv[2], sources=sys.argv[3], out=s
 print(json.dumps({k: round(v, 3) for k, v in res.seconds.items() if isinstance(v, (int, float))}))
 """
 
+KEEP_DERIVED = r"""
+import sys, time
+from groundwork.rules import keep_derived
+from groundwork.warehouse import connect
+con = connect(sys.argv[1], create=False)
+print(keep_derived(con))
+con.close()
+"""
+
 LINT_PASS = r"""
 import json, sys, time
 from groundwork.lint import lint_warehouse
@@ -328,6 +337,7 @@ def bench_size(n: int, work: Path, args) -> dict:
     show("ingest", median_step(ingests))
     show("re-ingest", run_step(GW + ["ingest", str(runs), "-w", str(wh), "-q"], cwd=ROOT))
     show("lint", run_step(GW + ["lint", "-w", str(wh)], cwd=ROOT, stdout_file=os.devnull))
+    show("keep derived", run_step([PY, "-c", KEEP_DERIVED, str(wh)], cwd=ROOT))
     show("re-lint --all", run_step(GW + ["lint", "-w", str(wh), "--all"], cwd=ROOT, stdout_file=os.devnull))
     r = run_step([PY, "-c", LINT_PASS, str(wh)], cwd=ROOT)
     if r.get("available") and r["rc"] == 0:
@@ -373,7 +383,7 @@ def bench_size(n: int, work: Path, args) -> dict:
     return res
 
 
-ORDER = ["synth", "floor", "duckdb read_json", "duckdb objects", "ingest", "re-ingest", "lint", "re-lint --all",
+ORDER = ["synth", "floor", "duckdb read_json", "duckdb objects", "ingest", "re-ingest", "lint", "keep derived", "re-lint --all",
          "re-lint in-process", "verify", "nightly #1", "reports", "nightly +1%", "reference lint"]
 
 
@@ -477,7 +487,12 @@ def write_markdown(path: Path, mach: dict, results: list[dict], args) -> None:
              f"at end {', '.join(f'{x:.1f}' for x in mach.get('loadavg_end', ()))}",
              f"- Command: `{' '.join(args.argv)}` at commit {mach.get('commit', '?')}", "",
              "Rows: *duckdb read_json* = typed `read_json(..., union_by_name=true)` into tables of a DuckDB file (4 GB memory limit); *duckdb objects* = "
-             "`read_json_objects` (untyped JSON values); *reports* = report rendering inside nightly #1 (full fleet); "
+             "`read_json_objects` (untyped JSON values); *lint* = the first `groundwork lint` after the ingest; "
+             "*keep derived* = `rules.keep_derived` keeping the runs' derived relations in the warehouse (the nightly does it "
+             "once its reports are written); *re-lint --all* = `groundwork lint --all` (every rule on every run, as after a "
+             "rule change); *re-lint in-process* = the same pass as a library call (`lint_warehouse(reuse=False)`), its "
+             "own wall time in the targets (the row's time includes interpreter start-up); "
+             "*reports* = report rendering inside nightly #1 (full fleet); "
              "*nightly +1%* = the next nightly after 1 % new runs were added (runs/s over the whole fleet); "
              "*reference lint* = the tests' reference linter (tests/reference/linter.py) in one process.", ""]
     if mach["loadavg_start"][0] > (mach["cores"] or 1):
