@@ -5,10 +5,10 @@
 -- modes: delegation
 -- needs_succeeded: true
 -- order:
--- Spec 6.3 D3: the input pair must be among the evidence pairs.
+-- Spec 6.3 D3: the input pair must be among the evidence pairs. (An anti-join written as a
+-- LEFT JOIN: the few delegation runs are hashed, not the whole evidence list.)
 SELECT j.invocation_id
 FROM lint_judged j
-WHERE j.mode = 'delegation' AND j.succeeded
-  AND NOT EXISTS (SELECT 1 FROM lint_evidence e
-                  WHERE e.run_key = j.run_key
-                    AND e.source_id = j.input_sid AND e.content_hash = j.input_hash)
+LEFT JOIN lint_evidence e
+       ON e.run_key = j.run_key AND e.source_id = j.input_sid AND e.content_hash = j.input_hash
+WHERE j.mode = 'delegation' AND j.succeeded AND e.run_key IS NULL

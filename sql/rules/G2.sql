@@ -10,9 +10,9 @@
 SELECT g.invocation_id, g.ord, 'not_retrieved' AS problem, g.source_id, g.content_hash
 FROM lint_grounded g
 JOIN lint_judged j USING (run_key)
-LEFT JOIN lint_retrieved r
-       ON r.run_key = g.run_key AND r.source_id = g.source_id AND r.content_hash = g.content_hash
-WHERE j.mode = 'retrieval' AND r.run_key IS NULL
+WHERE j.mode = 'retrieval'
+  AND NOT EXISTS (SELECT 1 FROM lint_retrieved r
+                  WHERE r.run_key = g.run_key AND r.source_id = g.source_id AND r.content_hash = g.content_hash)
 UNION ALL
 SELECT j.invocation_id, -1, 'rests_on_nothing', NULL, NULL
 FROM lint_judged j
