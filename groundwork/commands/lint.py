@@ -146,6 +146,7 @@ def register(app: typer.Typer) -> None:
                 raise GroundworkError("--run and --rules apply to the warehouse, not to SPANS ENVELOPE")
             raise typer.Exit(lint_files(files[0], files[1]))
         from ..lint import lint_warehouse
+        from ..rules import keep_derived
 
         con = connect(warehouse, create=False)
         try:
@@ -155,8 +156,14 @@ def register(app: typer.Typer) -> None:
                                     reuse=not relint_all)
             write_outputs(result, out)  # reads reused verdicts from the warehouse: keep it open
             print_result(result, fmt, show_passed=show_passed)
+            if fmt is not LintFormat.text:
+                print(result.totals_line(), file=sys.stderr)
+            if not no_record and not run:
+                # Answered: now keep the derived relations, so the next full lint (e.g. after a
+                # rule change) reads them instead of deriving every run again.
+                sys.stdout.flush()
+                sys.stderr.flush()
+                keep_derived(con)
         finally:
             con.close()
-        if fmt is not LintFormat.text:
-            print(result.totals_line(), file=sys.stderr)
         raise typer.Exit(result.exit_code)
