@@ -15,7 +15,7 @@ everything.
 
 A full pass over a warehouse file whose schema lint_store holds the derived relations of spec
 6.1 (``rules.keep_derived`` builds it: after answering, or at the end of an ingest) reads them
-there (``rules.stored``: only runs new or reloaded since are derived again), so re-linting every
+there (``rules.stored``: runs new or reloaded since, when they are few, are derived again), so re-linting every
 run after a rule change evaluates the rules without re-deriving. Other passes (no store yet,
 some runs only, in-memory or read-only warehouses) derive for the pass alone.
 
@@ -457,8 +457,9 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
     batch = FreshBatch()
     if scope_query is not None and not con.execute(f"SELECT count(*) FROM ({scope_query}) AS s").fetchall()[0][0]:
         return batch
-    if scope_query is None and rules_mod.store_ready(con):
-        context = rules_mod.stored(con)  # every run: the relations kept in the warehouse
+    changed = rules_mod.store_changes(con) if scope_query is None else None
+    if changed is not None:
+        context = rules_mod.stored(con, changed)  # every run: the relations kept in the warehouse
     else:
         context = rules_mod.materialised(con, scope_query=scope_query)
     with context as workspace:

@@ -486,6 +486,8 @@ def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, 
 # numbered (run_key) after the kept runs).
 STORE = "lint_store"
 STORE_FORMAT = "1"
+# Up to this many changed runs are always derived again into the store, whatever their share.
+REFRESH_FLOOR = 1000
 # Kept as tables: those a lint materialises, and lint_spans (three rules and lint_cycles read it).
 STORE_TABLES = MATERIALISE | {"lint_spans"}
 _STATE_TABLE = f"{STORE}.derived_state"
@@ -560,10 +562,23 @@ def _finish_store(con: duckdb.DuckDBPyConnection, target: str, digest: str) -> N
         raise
 
 
-def _refresh_store(con: duckdb.DuckDBPyConnection, database: str, workers: int) -> int:
-    """Derive again the runs that are new, reloaded or without ingest_id, and drop removed ones,
-    in one transaction; return how many runs changed."""
-    changed = con.sql(_STALE_SQL).to_arrow_table()
+def _changed_runs(con: duckdb.DuckDBPyConnection) -> pa.Table:
+    """Runs new, reloaded or without ingest_id since the store was brought up to date (present)
+    and runs removed since (not present)."""
+    return con.sql(_STALE_SQL).to_arrow_table()
+
+
+def _mostly_changed(con: duckdb.DuckDBPyConnection, changed: pa.Table, share: float) -> bool:
+    """Whether more than ``share`` of the runs changed (deriving so many again, then deleting
+    and inserting their rows, costs about as much as building the store afresh)."""
+    if changed.num_rows <= REFRESH_FLOOR:
+        return False
+    return changed.num_rows > share * con.execute("SELECT count(*) FROM runs").fetchall()[0][0]
+
+
+def _refresh_store(con: duckdb.DuckDBPyConnection, database: str, workers: int, changed: pa.Table) -> int:
+    """Derive again the runs that are new, reloaded or without ingest_id, and drop removed ones
+    (``changed``), in one transaction; return how many runs changed."""
     if not changed.num_rows:
         return 0
     target = f"{_quote(database)}.{STORE}"
@@ -596,16 +611,23 @@ def _refresh_store(con: duckdb.DuckDBPyConnection, database: str, workers: int) 
     return changed.num_rows
 
 
-def store_ready(con: duckdb.DuckDBPyConnection) -> bool:
-    """Whether the warehouse is a writable file whose lint_store was built with the current
-    derived views (it may still lack runs ingested since: ``stored`` derives those)."""
-    return store_usable(con) and _stored_digest(con) == derived_digest(_derived_bodies(con))
+def store_changes(con: duckdb.DuckDBPyConnection) -> pa.Table | None:
+    """The runs ``stored`` would derive again before a full lint reads lint_store, or None when
+    the lint should derive for itself: no store (or one built with other derived views), an
+    in-memory or read-only warehouse, or more than a tenth of the runs changed since the store
+    was brought up to date (e.g. the archive was ingested again: ``keep_derived`` catches up
+    after answering)."""
+    if not store_usable(con) or _stored_digest(con) != derived_digest(_derived_bodies(con)):
+        return None
+    changed = _changed_runs(con)
+    return None if _mostly_changed(con, changed, 0.1) else changed
 
 
 def keep_derived(con: duckdb.DuckDBPyConnection, *, workers: int = WORKERS) -> str:
     """Bring the warehouse's lint_store up to date: build it when there is none (or it was built
-    with other derived views), else derive again only the runs new, reloaded or removed since.
-    Returns ``built``, ``refreshed``, ``fresh`` or ``unavailable`` (in-memory or read-only).
+    with other derived views, or more than half the runs changed since), else derive again only
+    the runs new, reloaded or removed since. Returns ``built``, ``refreshed``, ``fresh`` or
+    ``unavailable`` (in-memory or read-only warehouse).
 
     A lint reads the store when it is there but never builds it: writing ~1.7M derived rows of
     100,000 runs costs more than the pass that writes them saves. Call this after answering
@@ -617,7 +639,9 @@ def keep_derived(con: duckdb.DuckDBPyConnection, *, workers: int = WORKERS) -> s
     bodies = _derived_bodies(con)
     digest = derived_digest(bodies)
     if _stored_digest(con) == digest:
-        return "refreshed" if _refresh_store(con, database, workers) else "fresh"
+        changed = _changed_runs(con)
+        if not _mostly_changed(con, changed, 0.5):
+            return "refreshed" if _refresh_store(con, database, workers, changed) else "fresh"
     target = f"{_quote(database)}.{STORE}"
     _start_store(con, target)
     opened = _open_cursors(con, workers, f"{target},{_quote(database)}.main")
@@ -638,15 +662,14 @@ def keep_derived(con: duckdb.DuckDBPyConnection, *, workers: int = WORKERS) -> s
 
 
 @contextmanager
-def stored(con: duckdb.DuckDBPyConnection, *, workers: int = WORKERS):
-    """Derive the runs new, reloaded or removed since lint_store was last brought up to date,
-    then yield a ``Workspace`` whose workers read the store (every run of the warehouse).
-
-    Only when ``store_ready``; ``materialised`` serves the others and lints of some runs only.
+def stored(con: duckdb.DuckDBPyConnection, changed: pa.Table, *, workers: int = WORKERS):
+    """Derive the runs new, reloaded or removed since lint_store was last brought up to date
+    (``changed``, from ``store_changes``), then yield a ``Workspace`` whose workers read the
+    store (every run of the warehouse). ``materialised`` serves the other lints.
     """
     database = con.execute("SELECT current_database()").fetchall()[0][0]
     target = f"{_quote(database)}.{STORE}"
-    _refresh_store(con, database, workers)
+    _refresh_store(con, database, workers, changed)
     opened = _open_cursors(con, workers, f"{target},{_quote(database)}.main")
     cursors: queue.SimpleQueue = queue.SimpleQueue()
     for cur in opened:

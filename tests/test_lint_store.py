@@ -22,6 +22,7 @@ from hypothesis import given, settings
 
 import ingest
 from groundwork.lint import lint_warehouse
+from groundwork import rules
 from groundwork.rules import keep_derived
 from groundwork.warehouse import connect
 from tests.conftest import CORPUS
@@ -122,6 +123,22 @@ def test_a_new_run_is_derived_alone_with_a_key_of_its_own(warehouse, archive):
     assert got[new] == want[new] and got[A] == want[A] and got[C] == want[C]
     assert got[B].chat_count == want[B].chat_count + 7
     assert warehouse.execute("SELECT count(DISTINCT run_key), count(*) FROM lint_store.lint_runs").fetchall() == [(4, 4)]
+
+
+def test_when_many_runs_changed_the_lint_derives_for_itself_and_keep_derived_catches_up(warehouse, archive, monkeypatch):
+    monkeypatch.setattr(rules, "REFRESH_FLOOR", 0)
+    keep_derived(warehouse)
+    tamper(warehouse, B)
+    warehouse.execute("UPDATE runs SET ingest_id = ingest_id + 100 WHERE invocation_id = ?", [A])  # 1 of 3: > 10 %
+    before = store_rows(warehouse)
+    want = oracle(archive)
+    assert lint(warehouse) == want  # B read from the runs, not from the (altered) store
+    assert store_rows(warehouse) == before
+    assert keep_derived(warehouse) == "refreshed"  # 1 of 3: not over half, derived again alone
+    assert lint(warehouse)[B].chat_count == want[B].chat_count + 7
+    warehouse.execute("UPDATE runs SET ingest_id = ingest_id + 100 WHERE invocation_id <> ?", [C])  # 2 of 3
+    assert keep_derived(warehouse) == "built"
+    assert lint(warehouse) == want
 
 
 def test_a_removed_run_leaves_the_store(warehouse, archive):
