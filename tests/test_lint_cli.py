@@ -178,11 +178,11 @@ def test_out_refuses_to_write_into_the_ingested_archive(tmp_path):
     assert (runs / source / "grounding.txt").read_bytes() == before
 
 
-def test_a_recorded_full_lint_keeps_the_derived_relations_after_printing_and_the_next_reads_them(warehouse, tmp_path):
+def test_keep_derived_keeps_the_derived_relations_after_printing_and_the_next_lint_reads_them(warehouse, tmp_path):
     copy = tmp_path / "kept.duckdb"
     shutil.copy(warehouse, copy)
     con = connect(copy)
-    con.execute("DROP SCHEMA IF EXISTS lint_store CASCADE")  # an earlier test's recorded lint kept them
+    con.execute("DROP SCHEMA IF EXISTS lint_store CASCADE")  # none, unless an earlier test kept them
     con.close()
 
     def kept() -> bool:
@@ -192,11 +192,10 @@ def test_a_recorded_full_lint_keeps_the_derived_relations_after_printing_and_the
         finally:
             con.close()
 
-    some = runner.invoke(app, ["lint", "-w", str(copy), "-f", "jsonl", "--run", BY_SCENARIO["pass/none/record"]])
-    unrecorded = runner.invoke(app, ["lint", "-w", str(copy), "-f", "jsonl", "--no-record"])
-    assert (some.exit_code, unrecorded.exit_code, kept()) == (0, 1, False)  # neither keeps them
-    first = runner.invoke(app, ["lint", "-w", str(copy), "-f", "jsonl", "--all"])
+    plain = runner.invoke(app, ["lint", "-w", str(copy), "-f", "jsonl", "--all"])
+    assert (plain.exit_code, kept()) == (1, False)  # a plain lint never writes them
+    first = runner.invoke(app, ["lint", "-w", str(copy), "-f", "jsonl", "--all", "--keep-derived"])
     assert kept()
     again = runner.invoke(app, ["lint", "-w", str(copy), "-f", "jsonl", "--all"])
     assert first.exit_code == again.exit_code == 1
-    assert first.stdout == again.stdout == unrecorded.stdout
+    assert first.stdout == again.stdout == plain.stdout

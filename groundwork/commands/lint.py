@@ -133,6 +133,9 @@ def register(app: typer.Typer) -> None:
         show_passed: bool = typer.Option(False, "--show-passed", help="text format: print passing runs too."),
         no_record: bool = typer.Option(False, "--no-record", help="Do not append this pass to the warehouse's lint history."),
         relint_all: bool = typer.Option(False, "--all", help="Re-lint every run, even those unchanged since their last lint with the same rules."),
+        keep: bool = typer.Option(False, "--keep-derived",
+                                  help="After printing, keep the runs' derived relations in the warehouse (schema lint_store), "
+                                       "so later full lints (e.g. after a rule change) read them instead of deriving every run again."),
     ) -> None:
         """Lint every run (grounding rules G0, E1, G1-G4, R1-R3, N1, D1-D3 as SQL) exactly as the workbench does.
 
@@ -158,9 +161,8 @@ def register(app: typer.Typer) -> None:
             print_result(result, fmt, show_passed=show_passed)
             if fmt is not LintFormat.text:
                 print(result.totals_line(), file=sys.stderr)
-            if not no_record and not run:
-                # Answered: now keep the derived relations, so the next full lint (e.g. after a
-                # rule change) reads them instead of deriving every run again.
+            if keep:
+                # Answered: now keep the derived relations for the next full lint.
                 sys.stdout.flush()
                 sys.stderr.flush()
                 keep_derived(con)
