@@ -94,6 +94,35 @@ def test_a_lint_never_builds_the_store_keep_derived_does_and_the_next_lint_reads
     assert got[B] == want[B]
 
 
+def test_keep_derived_builds_under_a_memory_cap_and_restores_the_setting(warehouse):
+    def limit() -> str:
+        return warehouse.execute("SELECT CAST(current_setting('memory_limit') AS VARCHAR)").fetchall()[0][0]
+
+    def about(a: str, b: str) -> bool:
+        return abs(rules._setting_bytes(a) / rules._setting_bytes(b) - 1) < 0.05
+
+    seen = []
+    real_start = rules._start_store
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(rules, "_start_store", lambda con, target: (seen.append(limit()), real_start(con, target)))
+    try:
+        before = limit()  # DuckDB's default
+        assert keep_derived(warehouse) == "built"
+        assert seen == ["256.0 MiB"] and about(limit(), before)
+        warehouse.execute("SET memory_limit = '3GB'")  # the user's
+        before = limit()
+        warehouse.execute("DROP SCHEMA lint_store CASCADE")
+        assert keep_derived(warehouse) == "built"
+        assert seen[-1] == "256.0 MiB" and limit() == before
+        warehouse.execute("SET memory_limit = '100MB'")  # lower than the cap: left alone
+        before = limit()
+        warehouse.execute("DROP SCHEMA lint_store CASCADE")
+        assert keep_derived(warehouse) == "built"
+        assert seen[-1] == before and limit() == before
+    finally:
+        monkeypatch.undo()
+
+
 def test_a_reloaded_run_is_derived_again_and_alone(warehouse, archive):
     keep_derived(warehouse)
     tamper(warehouse, A, B)
