@@ -14,7 +14,7 @@ as they were (its GW3/GW4 findings look at them: ``lint_context``). ``reuse=Fals
 everything.
 
 A full pass over a warehouse file whose schema lint_store holds the derived relations of spec
-6.1 (``rules.keep_derived`` builds it: after answering, or at the end of an ingest) reads them
+6.1 (``rules.keep_derived`` builds it: the nightly job, ``groundwork lint --keep-derived``) reads them
 there (``rules.stored``: runs new or reloaded since, when they are few, are derived again), so re-linting every
 run after a rule change evaluates the rules without re-deriving. Other passes (no store yet,
 some runs only, in-memory or read-only warehouses) derive for the pass alone.

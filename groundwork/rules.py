@@ -671,8 +671,8 @@ def keep_derived(con: duckdb.DuckDBPyConnection, *, workers: int = WORKERS) -> s
     ``unavailable`` (in-memory or read-only warehouse).
 
     A lint reads the store when it is there but never builds it: writing ~1.7M derived rows of
-    100,000 runs costs more than the pass that writes them saves. Call this after answering
-    (``groundwork lint`` once its output is printed) or at the end of an ingest.
+    100,000 runs costs more than the pass that writes them saves. The nightly job calls this at
+    its end, ``groundwork lint --keep-derived`` once its output is printed.
     """
     if not store_usable(con):
         return "unavailable"
