@@ -600,8 +600,9 @@ COMMENT ON COLUMN nightlies.error IS 'One-line reason when exit_status is 2.';
 -- A warehouse file can keep them between lints, as tables (lint_spans too) in the schema
 -- lint_store that groundwork.rules.keep_derived builds (at the end of the nightly job, or after
 -- `groundwork lint --keep-derived` has printed): stamped with the digest of these views' SQL (a
--- store built with other SQL is not read) and with each run's runs.ingest_id. A full lint reads them there, deriving again only
--- the runs new, reloaded, removed or without ingest_id since (groundwork.rules.stored).
+-- store built with other SQL is not read) and with each run's runs.ingest_id. A full lint reads
+-- them there, deriving again only the runs new, reloaded, removed or without ingest_id since
+-- (groundwork.rules.stored).
 -- Rule files read only these lint_* relations (GW3/GW4 also look children up in `runs`) and
 -- join them on run_key.
 
