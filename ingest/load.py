@@ -704,6 +704,11 @@ class _IndexLoad:
     The lines are read here and parsed by the worker pool together with the run folders; their
     rows are staged in a TEMP table by the writer thread, and ``commit`` swaps them in with their
     fingerprint and issues in one transaction (a kill before it leaves the old index intact).
+
+    The store appends a line per invocation, so the file usually differs from the loaded one only
+    by new lines at its end: when the loaded bytes are still its unchanged prefix (same SHA-256,
+    ending with a newline), only the new lines are parsed and added, and the rows and issues of
+    the others stay; the result is the same as parsing the whole file again.
     """
 
     def __init__(self, loader: _Loader, path: str, stat):
@@ -711,6 +716,24 @@ class _IndexLoad:
         self.path = path
         self.stat = stat
         self.hash = hashlib.sha256()
+        self.offset = 0       # bytes already loaded (the unchanged prefix), when appending
+        self.first_line = 1   # line number of the first line to parse
+
+    def _resume(self, size: int, sha256: str) -> None:
+        """Start after the loaded prefix when the file only grew by whole lines."""
+        if not (0 < size < self.stat.st_size):
+            return
+        try:
+            with open(self.path, "rb") as fh:
+                prefix = fh.read(size)
+        except OSError:
+            return
+        if len(prefix) != size or not prefix.endswith(b"\n"):
+            return
+        h = hashlib.sha256(prefix)
+        if h.hexdigest() != sha256:
+            return
+        self.hash, self.offset, self.first_line = h, size, prefix.count(b"\n") + 1
 
     @classmethod
     def begin(cls, loader: _Loader, present: bool) -> "_IndexLoad | None":
@@ -724,9 +747,7 @@ class _IndexLoad:
             return None
         changed, _ = loader.archive_file_changed(INDEX_FILE, path)
         if not changed:
-            loader.index_issues = [(p, line, kind, msg) for p, line, kind, msg in loader.con.execute(
-                "SELECT path, line, kind, message FROM ingest_issues WHERE invocation_id IS NULL AND path = ?",
-                [INDEX_FILE]).fetchall()]
+            loader.index_issues = cls._stored_issues(loader)
             return None
         loader.con.execute("CREATE OR REPLACE TEMP TABLE _gw_index_stage AS SELECT * FROM invocation_index LIMIT 0")
         try:
@@ -734,7 +755,19 @@ class _IndexLoad:
         except OSError as exc:
             loader.index_issues.append((INDEX_FILE, None, K.UNREADABLE, f"cannot read: {exc.strerror or exc}"))
             st = None
-        return cls(loader, path, st)
+        load = cls(loader, path, st)
+        stored = loader.con.execute("SELECT size, sha256 FROM archive_files WHERE path = ?", [INDEX_FILE]).fetchall()
+        if st is not None and stored and not loader.rehash:
+            load._resume(*stored[0])
+            if load.offset:
+                loader.index_issues = cls._stored_issues(loader)  # of the lines already loaded
+        return load
+
+    @staticmethod
+    def _stored_issues(loader: _Loader) -> list[tuple]:
+        return [(p, line, kind, msg) for p, line, kind, msg in loader.con.execute(
+            "SELECT path, line, kind, message FROM ingest_issues WHERE invocation_id IS NULL AND path = ?",
+            [INDEX_FILE]).fetchall()]
 
     def blocks(self):
         """Blocks of (line_no, raw line) for the workers."""
@@ -744,7 +777,8 @@ class _IndexLoad:
         buf = []
         try:
             with open(self.path, "rb") as fh:
-                for line_no, raw in enumerate(_lines(fh, self.hash), 1):
+                fh.seek(self.offset)
+                for line_no, raw in enumerate(_lines(fh, self.hash), self.first_line):
                     if len(raw) > 16 * 1024 * 1024:
                         issues.append((INDEX_FILE, line_no, K.LINE_TOO_LONG, f"line is {len(raw)} bytes, over 16 MiB"))
                     buf.append((line_no, raw))
@@ -761,16 +795,18 @@ class _IndexLoad:
         loader, con = self.loader, self.loader.con
         cols = column_list("invocation_index")
         with _transaction(con, "index"):
-            con.execute("DELETE FROM invocation_index")
+            if not self.offset:
+                con.execute("DELETE FROM invocation_index")
             con.execute(f"INSERT INTO invocation_index ({cols}) SELECT {cols} FROM _gw_index_stage ORDER BY line_no")
-            # the same invocation id on two lines (in SQL: memory stays flat however long the index is)
+            # the same invocation id on two lines (in SQL: memory stays flat however long the index is);
+            # when appending, those of the earlier lines are among the stored issues already
             loader.index_issues.extend(
                 (INDEX_FILE, line, K.DUPLICATE_ID, f"invocation_id {inv} already indexed on line {first}")
                 for line, inv, first in con.execute("""
                     SELECT line_no, invocation_id, first FROM (
                         SELECT line_no, invocation_id, min(line_no) OVER (PARTITION BY invocation_id) AS first
                         FROM invocation_index WHERE invocation_id IS NOT NULL)
-                    WHERE line_no > first ORDER BY line_no""").fetchall())
+                    WHERE line_no > first AND line_no >= $from ORDER BY line_no""", {"from": self.first_line}).fetchall())
             con.execute("DELETE FROM archive_files WHERE path = ?", [INDEX_FILE])
             if self.stat is not None:
                 con.execute("INSERT INTO archive_files (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",

@@ -271,3 +271,80 @@ def test_second_writer_gets_one_line_naming_the_holder_and_exit_2(tmp_path):
     assert len(lines) == 1, proc.stderr
     assert "locked" in lines[0] and f"PID {holder.pid}" in lines[0]
     assert "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------ invocations.jsonl, appended to
+
+
+def _index_state(con) -> tuple[list, list]:
+    """invocation_index rows and the index's issues (kind, line, message), sorted."""
+    rows = con.execute("SELECT * FROM invocation_index ORDER BY line_no").fetchall()
+    found = con.execute("SELECT kind, line, message, effect FROM ingest_issues "
+                        "WHERE invocation_id IS NULL AND path = 'invocations.jsonl' ORDER BY ALL").fetchall()
+    return rows, found
+
+
+def _counting_index_parser(monkeypatch) -> list[int]:
+    """Count the index lines handed to the parser (ingest runs inline in these tests)."""
+    import ingest.load as load
+
+    parsed: list[int] = []
+    real = load.process_index_lines
+
+    def counting(lines):
+        parsed.append(len(lines))
+        return real(lines)
+    monkeypatch.setattr(load, "process_index_lines", counting)
+    return parsed
+
+
+def _clean(runs) -> tuple[list, list]:
+    con, _ = ingest(runs)
+    return _index_state(con)
+
+
+def test_lines_appended_to_the_index_are_the_only_ones_parsed_and_the_result_equals_a_clean_ingest(tmp_path, monkeypatch):
+    runs, _ = archive(tmp_path, PASS_RETRIEVAL, index=True)
+    index = runs / "invocations.jsonl"
+    lines = index.read_text().splitlines(keepends=True)
+    index.write_text("".join(lines[:40]) + "{broken\n")
+    con, _ = ingest(runs)
+    parsed = _counting_index_parser(monkeypatch)
+    appended = [lines[2], "[1, 2]\n", "\n", *lines[40:]]   # an id indexed before, not an object, a blank line
+    with open(index, "a") as fh:
+        fh.write("".join(appended))
+    ingest(runs, con)
+    assert sum(parsed) == len(appended)
+    after = _index_state(con)
+    assert after == _clean(runs)
+    kinds = {(kind, line) for kind, line, _, _ in after[1]}
+    assert {("malformed-json", 41), ("duplicate-invocation-id", 42), ("wrong-type", 43)} <= kinds
+
+
+def test_an_index_changed_before_its_end_is_parsed_again_whole(tmp_path, monkeypatch):
+    runs, _ = archive(tmp_path, PASS_RETRIEVAL, index=True)
+    index = runs / "invocations.jsonl"
+    lines = index.read_text().splitlines(keepends=True)
+    index.write_text("".join(lines[:30]))
+    con, _ = ingest(runs)
+    parsed = _counting_index_parser(monkeypatch)
+    index.write_text("".join([lines[5], *lines[1:]]))   # line 1 rewritten (a duplicate now), then grown
+    ingest(runs, con)
+    assert sum(parsed) == len(lines)
+    assert _index_state(con) == _clean(runs)
+
+
+def test_an_index_whose_last_line_was_cut_off_is_parsed_again_whole(tmp_path, monkeypatch):
+    runs, _ = archive(tmp_path, PASS_RETRIEVAL, index=True)
+    index = runs / "invocations.jsonl"
+    text = index.read_text()
+    cut = text.index("\n", len(text) // 2) + 20     # a write caught in the middle of a line
+    index.write_text(text[:cut])
+    con, _ = ingest(runs)
+    assert any(kind == "malformed-json" for kind, *_ in _index_state(con)[1])
+    parsed = _counting_index_parser(monkeypatch)
+    index.write_text(text)
+    ingest(runs, con)
+    assert sum(parsed) == text.count("\n")
+    assert _index_state(con) == _clean(runs)
+    assert _index_state(con)[1] == []
