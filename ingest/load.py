@@ -720,15 +720,16 @@ class _IndexLoad:
         self.first_line = 1   # line number of the first line to parse
 
     def _resume(self, size: int, sha256: str) -> None:
-        """Start after the loaded prefix when the file only grew by whole lines."""
-        if not (0 < size < self.stat.st_size):
+        """Start after the loaded prefix when the file only grew by whole lines (or was only
+        touched: same bytes, nothing to parse)."""
+        if not (0 < size <= self.stat.st_size):
             return
         try:
             with open(self.path, "rb") as fh:
                 prefix = fh.read(size)
         except OSError:
             return
-        if len(prefix) != size or not prefix.endswith(b"\n"):
+        if len(prefix) != size or not (prefix.endswith(b"\n") or size == self.stat.st_size):
             return
         h = hashlib.sha256(prefix)
         if h.hexdigest() != sha256:

@@ -348,3 +348,16 @@ def test_an_index_whose_last_line_was_cut_off_is_parsed_again_whole(tmp_path, mo
     assert sum(parsed) == text.count("\n")
     assert _index_state(con) == _clean(runs)
     assert _index_state(con)[1] == []
+
+
+def test_an_index_touched_without_a_change_is_not_parsed_again(tmp_path, monkeypatch):
+    runs, _ = archive(tmp_path, PASS_RETRIEVAL, index=True)
+    index = runs / "invocations.jsonl"
+    index.write_text(index.read_text() + "{broken")   # an issue to keep, and no final newline
+    con, _ = ingest(runs)
+    before = _index_state(con)
+    parsed = _counting_index_parser(monkeypatch)
+    os.utime(index, ns=(1, 1))
+    ingest(runs, con)
+    assert parsed == [] and _index_state(con) == before
+    assert con.execute("SELECT mtime_ns FROM archive_files WHERE path = 'invocations.jsonl'").fetchall() == [(1,)]
