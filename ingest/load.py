@@ -51,7 +51,8 @@ from .tables import RUN_TABLES, column_list, to_arrow
 from .work import ChunkResult, _from_ipc, _worker_init, process_chunk, process_index_lines
 
 CHUNK = 256           # runs per worker task, at most (see _chunk_size)
-LOOKUP = 1024         # runs per fingerprint look-up query
+LOOKUP = 1024         # runs fetched at a time from the stream of (run folder, stored fingerprints)
+DIR_BATCH = 16384     # run folder names per insert into the TEMP table of the archive's listing
 BATCH_RUNS = 5000     # runs per transaction (each commit serialises its rows into the WAL; fewer, larger ones cost less CPU)
 BATCH_ROWS = 150_000  # or fewer when the runs are large
 INDEX_LINES = 2000    # invocations.jsonl lines per worker task
@@ -299,7 +300,6 @@ def write_batch(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
 
 class _Loader:
     def __init__(self, con: duckdb.DuckDBPyConnection, root: Path, progress, workers, rehash, batch_runs):
-        self.user_con = con         # fingerprint look-ups (main thread)
         self.con = cursor(con)      # everything written (the writer thread, then the main thread)
         self.writer: _Writer | None = None
         self.root = str(root)
@@ -331,7 +331,6 @@ class _Loader:
         con.execute("COMMIT")
         con.execute("CREATE OR REPLACE TEMP TABLE _gw_seen (invocation_id VARCHAR)")
         self.ingest_id = ingest_id
-        self.any_runs = con.execute("SELECT count(*) FROM runs").fetchall()[0][0] > 0
         self.writer = _Writer(con)
         return ingest_id
 
@@ -343,20 +342,6 @@ class _Loader:
             result.issues_new += writer.issues_new
 
     # -- run folders --------------------------------------------------------------------
-
-    def lookup(self, names: list[str]) -> list[tuple[str, tuple | None]]:
-        if not self.any_runs:
-            return [(n, None) for n in names]
-        tbl = pa.table({"name": pa.array(names, pa.string())})
-        self.user_con.register("_gw_names", tbl)
-        try:
-            found = {r[0]: r[1:] for r in self.user_con.execute(
-                "SELECT invocation_id, files_fingerprint, content_fingerprint, parser_version "
-                "FROM runs WHERE invocation_id IN (SELECT name FROM _gw_names)").fetchall()}
-        finally:
-            self.user_con.unregister("_gw_names")
-        self.existing.update(found)
-        return [(n, found.get(n)) for n in names]
 
     def take(self, res, result: IngestResult) -> None:
         if isinstance(res, tuple):  # process_index_lines: (rows, issues)
@@ -628,36 +613,50 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
     ingest_id = loader.start()
     result = IngestResult(ingest_id, loader.root_real)
 
-    # first pass: count run folders (cheap; names are not kept) so progress can show a total
+    # One pass over the archive root: run folders are counted (progress shows a total) and their
+    # names go into a TEMP table, which one join with `runs` turns into the stream of (name, what
+    # the warehouse holds) the tasks are cut from. (One look-up query per chunk scanned `runs` each
+    # time: 100 scans of 100,000 rows for a re-ingest of 100,000 unchanged runs.)
+    listing = cursor(con)
+    listing.execute("CREATE OR REPLACE TEMP TABLE _gw_dir (seq BIGINT, name VARCHAR, link BOOLEAN)")
     total = 0
     index_present = schemas_present = False
-    for kind, _ in classify_root(loader.root):
-        total += kind in ("run", "run-link", "bad-name")
-        index_present |= kind == "index"
-        schemas_present |= kind == "schemas"
+    buffered: list[tuple[str, bool]] = []
+
+    def spill() -> None:
+        if buffered:
+            names, is_link = zip(*buffered)
+            batch = pa.table({"seq": pa.array(range(total - len(buffered), total), pa.int64()),
+                              "name": pa.array(names, pa.string()), "link": pa.array(is_link, pa.bool_())})
+            _with_table(listing, "_gw_dir_batch", batch,
+                        lambda: listing.execute("INSERT INTO _gw_dir SELECT * FROM _gw_dir_batch"))
+            buffered.clear()
+
+    for kind, name in classify_root(loader.root):
+        if kind in ("run", "run-link"):
+            total += 1
+            buffered.append((name, kind == "run-link"))
+            if len(buffered) >= DIR_BATCH:
+                spill()
+        elif kind == "bad-name":
+            spill()
+            total += 1
+            result.folders_seen += 1
+            result.runs_rejected += 1
+            loader.archive_issues.reject(display_name(name), K.BAD_NAME, "folder name is not valid UTF-8; not loaded")
+        elif kind == "index":
+            index_present = True
+        elif kind == "schemas":
+            schemas_present = True
+        else:
+            loader.archive_issues.add(display_name(name), None, K.UNEXPECTED_ENTRY,
+                                      "not a run folder, invocations.jsonl or schemas/; ignored")
+    spill()
     loader.total = total
     if progress is not None:
         progress(0, total)
     small = total < SMALL
     chunk_size = _chunk_size(total, loader.workers)
-
-    links: set[str] = set()  # run folders that are symlinks (checked against the archive root)
-
-    def run_names():
-        for kind, name in classify_root(loader.root):
-            if kind == "run":
-                yield name
-            elif kind == "run-link":
-                links.add(name)
-                yield name
-            elif kind == "bad-name":
-                result.folders_seen += 1
-                result.runs_rejected += 1
-                loader.archive_issues.reject(display_name(name), K.BAD_NAME,
-                                             "folder name is not valid UTF-8; not loaded")
-            elif kind not in ("index", "schemas"):
-                loader.archive_issues.add(display_name(name), None, K.UNEXPECTED_ENTRY,
-                                          "not a run folder, invocations.jsonl or schemas/; ignored")
 
     index = _IndexLoad.begin(loader, index_present)
 
@@ -666,9 +665,14 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
         if index is not None:
             for block in index.blocks():
                 yield process_index_lines, (block,)
-        for lookup_names in _chunks(run_names(), LOOKUP):
-            result.folders_seen += len(lookup_names)
-            items = loader.lookup(lookup_names)
+        stream = listing.execute(
+            "SELECT d.name, d.link, r.invocation_id IS NOT NULL, r.files_fingerprint, r.content_fingerprint, "
+            "r.parser_version FROM _gw_dir d LEFT JOIN runs r ON r.invocation_id = d.name ORDER BY d.seq")
+        while rows := stream.fetchmany(LOOKUP):
+            result.folders_seen += len(rows)
+            loader.existing.update(row[0] for row in rows if row[2])  # their old rows go when they are reloaded
+            items = [(name, stored[1:] if stored[0] else None) for name, _, *stored in rows]
+            links = {name for name, link, *_ in rows if link}
             for chunk in _chunks(items, chunk_size):
                 chunk_links = frozenset(n for n, _ in chunk if n in links) if links else frozenset()
                 yield process_chunk, (loader.root, loader.root_real, ingest_id, chunk, rehash, chunk_links)
@@ -693,6 +697,7 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
             except BaseException:  # noqa: BLE001 - the first error is the one to report
                 pass
         loader.con.close()
+        listing.close()
     if progress is not None:
         progress(loader.done, total)
     return result
