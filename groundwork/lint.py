@@ -41,6 +41,7 @@ import pyarrow.compute as pc
 
 from . import __version__, pyrepr, rules as rules_mod
 from .errors import GroundworkError
+from .paths import SCHEMA_SQL
 from .warehouse import ROW_GROUP_SIZE
 
 PASSED, FAILED, UNLINTABLE = "passed", "failed", "unlintable"
@@ -382,7 +383,7 @@ _TEXT_SOURCES = (
     Path(pyrepr.__file__),
     Path(pyrepr.__file__).with_name("unicode14_nonprintable.txt"),
     rules_mod.TEMPLATES_DIR.parent / "render.py",
-    rules_mod.SCHEMA_SQL,
+    SCHEMA_SQL,
 )
 
 

@@ -65,7 +65,7 @@ import duckdb
 import pyarrow as pa
 
 from .errors import GroundworkError
-from .paths import RULES_DIR, SCHEMA_SQL, TEMPLATES_DIR
+from .paths import RULES_DIR, TEMPLATES_DIR
 
 MODES = ("retrieval", "input_only", "none", "delegation")
 KINDS = ("rule", "finding", "source")
