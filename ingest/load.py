@@ -612,12 +612,45 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
     loader.t0 = t0
     ingest_id = loader.start()
     result = IngestResult(ingest_id, loader.root_real)
-
-    # One pass over the archive root: run folders are counted (progress shows a total) and their
-    # names go into a TEMP table, which one join with `runs` turns into the stream of (name, what
-    # the warehouse holds) the tasks are cut from. (One look-up query per chunk scanned `runs` each
-    # time: 100 scans of 100,000 rows for a re-ingest of 100,000 unchanged runs.)
     listing = cursor(con)
+    try:
+        total, index_present, schemas_present = _list_root(loader, listing, result)
+        loader.total = total
+        if progress is not None:
+            progress(0, total)
+        index = _IndexLoad.begin(loader, index_present)
+        tasks = _tasks(loader, listing, index, result, _chunk_size(total, loader.workers))
+        with _Borrowed(parsers) if parsers is not None else _Pool(0 if total < SMALL else loader.workers) as pool:
+            for fn, args in tasks:
+                for res in pool.submit(fn, *args):
+                    loader.take(res, result)
+            for res in pool.drain():
+                loader.take(res, result)
+            loader.flush(result)
+            loader.close_writer(result)
+        if index is not None:
+            index.commit()
+        schema_state = _load_schemas(loader, schemas_present)
+        loader.finish(result, schema_state)
+    finally:
+        if loader.writer is not None:  # an error above: stop the writer before leaving
+            try:
+                loader.close_writer(result)
+            except BaseException:  # noqa: BLE001 - the first error is the one to report
+                pass
+        loader.con.close()
+        listing.close()
+    if progress is not None:
+        progress(loader.done, total)
+    return result
+
+
+def _list_root(loader: _Loader, listing, result: IngestResult) -> tuple[int, bool, bool]:
+    """One pass over the archive root: run folders are counted (progress shows a total) and their
+    names go into the TEMP table ``_gw_dir`` of ``listing``, which one join with ``runs`` turns
+    into the stream the tasks are cut from (one look-up query per chunk, as before, scanned
+    ``runs`` each time: 100 scans of 100,000 rows for a re-ingest of 100,000 unchanged runs).
+    Other entries are recorded as issues. Returns (folders, index present, schemas present)."""
     listing.execute("CREATE OR REPLACE TEMP TABLE _gw_dir (seq BIGINT, name VARCHAR, link BOOLEAN)")
     total = 0
     index_present = schemas_present = False
@@ -652,55 +685,26 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
             loader.archive_issues.add(display_name(name), None, K.UNEXPECTED_ENTRY,
                                       "not a run folder, invocations.jsonl or schemas/; ignored")
     spill()
-    loader.total = total
-    if progress is not None:
-        progress(0, total)
-    small = total < SMALL
-    chunk_size = _chunk_size(total, loader.workers)
+    return total, index_present, schemas_present
 
-    index = _IndexLoad.begin(loader, index_present)
 
-    def tasks():
-        # the index first: its lines are parsed by the workers alongside the run folders
-        if index is not None:
-            for block in index.blocks():
-                yield process_index_lines, (block,)
-        stream = listing.execute(
-            "SELECT d.name, d.link, r.invocation_id IS NOT NULL, r.files_fingerprint, r.content_fingerprint, "
-            "r.parser_version FROM _gw_dir d LEFT JOIN runs r ON r.invocation_id = d.name ORDER BY d.seq")
-        while rows := stream.fetchmany(LOOKUP):
-            result.folders_seen += len(rows)
-            loader.existing.update(row[0] for row in rows if row[2])  # their old rows go when they are reloaded
-            items = [(name, stored[1:] if stored[0] else None) for name, _, *stored in rows]
-            links = {name for name, link, *_ in rows if link}
-            for chunk in _chunks(items, chunk_size):
-                chunk_links = frozenset(n for n, _ in chunk if n in links) if links else frozenset()
-                yield process_chunk, (loader.root, loader.root_real, ingest_id, chunk, rehash, chunk_links)
-
-    try:
-        with _Borrowed(parsers) if parsers is not None else _Pool(0 if small else loader.workers) as pool:
-            for fn, args in tasks():
-                for res in pool.submit(fn, *args):
-                    loader.take(res, result)
-            for res in pool.drain():
-                loader.take(res, result)
-            loader.flush(result)
-            loader.close_writer(result)
-        if index is not None:
-            index.commit()
-        schema_state = _load_schemas(loader, schemas_present)
-        loader.finish(result, schema_state)
-    finally:
-        if loader.writer is not None:  # an error above: stop the writer before leaving
-            try:
-                loader.close_writer(result)
-            except BaseException:  # noqa: BLE001 - the first error is the one to report
-                pass
-        loader.con.close()
-        listing.close()
-    if progress is not None:
-        progress(loader.done, total)
-    return result
+def _tasks(loader: _Loader, listing, index: "_IndexLoad | None", result: IngestResult, chunk_size: int):
+    """(function, arguments) of every worker task: the index's lines first (parsed alongside the
+    run folders), then the run folders in listing order with what the warehouse holds of each."""
+    if index is not None:
+        for block in index.blocks():
+            yield process_index_lines, (block,)
+    stream = listing.execute(
+        "SELECT d.name, d.link, r.invocation_id IS NOT NULL, r.files_fingerprint, r.content_fingerprint, "
+        "r.parser_version FROM _gw_dir d LEFT JOIN runs r ON r.invocation_id = d.name ORDER BY d.seq")
+    while rows := stream.fetchmany(LOOKUP):
+        result.folders_seen += len(rows)
+        loader.existing.update(row[0] for row in rows if row[2])  # their old rows go when they are reloaded
+        items = [(name, stored[1:] if stored[0] else None) for name, _, *stored in rows]
+        links = {name for name, link, *_ in rows if link}
+        for chunk in _chunks(items, chunk_size):
+            chunk_links = frozenset(n for n, _ in chunk if n in links) if links else frozenset()
+            yield process_chunk, (loader.root, loader.root_real, loader.ingest_id, chunk, loader.rehash, chunk_links)
 
 
 class _IndexLoad:
