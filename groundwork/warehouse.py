@@ -114,6 +114,8 @@ def connect(path: str | Path = DEFAULT_PATH, read_only: bool = False, create: bo
     ``path`` may be ``:memory:`` for a throwaway warehouse (drop-in lint/verify, tests); unless
     ``comments`` says otherwise it gets every table and view but not their documentation comments
     (``apply_schema(comments=False)``), which would be most of the cost of creating it.
+    A file opened for writing is attached with ROW_GROUP_SIZE (``_open_for_writing``): take
+    further cursors with ``cursor(con)``, not ``con.cursor()``.
     """
     path = str(path)
     if path != ":memory:":
