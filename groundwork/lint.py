@@ -42,7 +42,7 @@ import pyarrow.compute as pc
 from . import __version__, pyrepr, rules as rules_mod
 from .errors import GroundworkError
 from .paths import SCHEMA_SQL
-from .warehouse import ROW_GROUP_SIZE
+from .warehouse import ROW_GROUP_SIZE, transaction
 
 PASSED, FAILED, UNLINTABLE = "passed", "failed", "unlintable"
 CYCLE_REASON = "span-id cycle reachable from invoke_agent: the workbench linter never returns (errata C4)"
@@ -632,8 +632,7 @@ def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules
     con.register("lint_verdicts_new", verdict_table)
     con.register("lint_violations_new", violation_table)
     try:
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(con):
             lint_id = con.execute("SELECT coalesce(max(lint_id), 0) + 1 FROM lints").fetchall()[0][0]
             params = {"lint_id": lint_id}
             reused_params = {"lint_id": lint_id, "oldest": oldest}
@@ -664,10 +663,6 @@ def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules
                     " SELECT $lint_id, m.invocation_id, m.seq, m.code, m.message"
                     " FROM lint_violations m JOIN lint_reused r USING (lint_id, invocation_id)"
                     " WHERE m.lint_id >= $oldest", reused_params)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
     finally:
         con.unregister("lint_verdicts_new")
         con.unregister("lint_violations_new")

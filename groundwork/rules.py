@@ -66,6 +66,7 @@ import pyarrow as pa
 
 from .errors import GroundworkError
 from .paths import RULES_DIR, TEMPLATES_DIR
+from .warehouse import memory_at_most, quote_identifier as _quote, transaction
 
 MODES = ("retrieval", "input_only", "none", "delegation")
 KINDS = ("rule", "finding", "source")
@@ -388,10 +389,6 @@ class Workspace:
         return self._submit(sql, lambda cur: cur.sql(sql, params=params).to_arrow_table())
 
 
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
 def _derived_bodies(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
     """The SELECT of each derived view of the warehouse (sql/schema.sql, section Grounding lint)."""
     views = dict(con.execute(
@@ -412,6 +409,25 @@ def _open_cursors(con: duckdb.DuckDBPyConnection, workers: int, search_path: str
             cur.close()
         raise
     return cursors
+
+
+@contextmanager
+def _workspace(con: duckdb.DuckDBPyConnection, workers: int, search_path: str, schema: str = ""):
+    """A ``Workspace`` of ``workers`` cursors with ``search_path``; its pool is shut down and its
+    cursors closed when the block ends."""
+    opened = _open_cursors(con, workers, search_path)
+    cursors: queue.SimpleQueue = queue.SimpleQueue()
+    for cur in opened:
+        cursors.put(cur)
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="lint")
+    try:
+        workspace = Workspace(pool, cursors)
+        workspace.schema = schema
+        yield workspace
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        for cur in opened:
+            cur.close()
 
 
 def _derive(workspace: "Workspace", target: str, bodies: dict[str, str], scoped: bool,
@@ -443,13 +459,7 @@ def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, 
     database = con.execute("SELECT current_database()").fetchall()[0][0]
     bodies = _derived_bodies(con)
     con.execute(f"ATTACH ':memory:' AS {alias} (READ_WRITE)")
-    cursors: queue.SimpleQueue = queue.SimpleQueue()
-    opened = []
-    pool = None
     try:
-        opened = _open_cursors(con, workers, f"{alias}.main,{_quote(database)}.main")
-        for cur in opened:
-            cursors.put(cur)
         scoped = runs is not None or scope_query is not None
         if runs is not None:
             con.register("lint_scope_arrow", pa.table({"invocation_id": pa.array(list(runs), pa.string())}))
@@ -460,18 +470,11 @@ def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, 
             finally:
                 if runs is not None:
                     con.unregister("lint_scope_arrow")
-        pool = ThreadPoolExecutor(workers, thread_name_prefix="lint")
-        workspace = Workspace(pool, cursors)
-        workspace.schema = f"{alias}.main"
-        _derive(workspace, workspace.schema, bodies, scoped)
-        yield workspace
-        for future in workspace._ready.values():
-            future.result()
+        with _workspace(con, workers, f"{alias}.main,{_quote(database)}.main", f"{alias}.main") as workspace:
+            _derive(workspace, workspace.schema, bodies, scoped)
+            yield workspace
+            workspace.wait()
     finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-        for cur in opened:
-            cur.close()
         con.execute(f"DETACH DATABASE IF EXISTS {alias}")
 
 
@@ -533,16 +536,11 @@ def _stored_digest(con: duckdb.DuckDBPyConnection) -> str | None:
 def _start_store(con: duckdb.DuckDBPyConnection, target: str) -> None:
     """An empty lint_store (its relations are derived by the pass, its digest written last: a
     pass interrupted half-way leaves a store without one, which the next lint rebuilds)."""
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         con.execute(f"DROP SCHEMA IF EXISTS {target} CASCADE")
         con.execute(f"CREATE SCHEMA {target}")
         con.execute(f"CREATE TABLE {target}.derived_state (key VARCHAR PRIMARY KEY, value VARCHAR)")
         con.execute(f"CREATE TABLE {target}.derived_runs AS SELECT invocation_id, ingest_id FROM runs")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
 
 
 def _comment(con: duckdb.DuckDBPyConnection, target: str, name: str, kind: str) -> None:
@@ -551,15 +549,10 @@ def _comment(con: duckdb.DuckDBPyConnection, target: str, name: str, kind: str) 
 
 
 def _finish_store(con: duckdb.DuckDBPyConnection, target: str, digest: str) -> None:
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         for name in DERIVED:
             _comment(con, target, name, "TABLE" if name in STORE_TABLES else "VIEW")
         con.execute(f"INSERT INTO {target}.derived_state VALUES ('digest', $digest)", {"digest": digest})
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
 
 
 def _changed_runs(con: duckdb.DuckDBPyConnection) -> pa.Table:
@@ -587,8 +580,7 @@ def _refresh_store(con: duckdb.DuckDBPyConnection, database: str, workers: int, 
     try:
         with materialised(con, present, workers=workers) as workspace:
             workspace.wait()
-            con.execute("BEGIN TRANSACTION")
-            try:
+            with transaction(con):
                 # run_key is unique within one derivation: the runs derived now are numbered
                 # after every kept one.
                 offset = con.execute(f"SELECT coalesce(max(run_key), 0) FROM {target}.lint_runs").fetchall()[0][0]
@@ -602,10 +594,6 @@ def _refresh_store(con: duckdb.DuckDBPyConnection, database: str, workers: int, 
                 con.execute(f"DELETE FROM {target}.derived_runs WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)")
                 con.execute(f"INSERT INTO {target}.derived_runs SELECT invocation_id, ingest_id FROM runs "
                             "WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed WHERE present)")
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
     finally:
         con.unregister("lint_store_changed")
     return changed.num_rows
@@ -625,43 +613,6 @@ def store_changes(con: duckdb.DuckDBPyConnection) -> pa.Table | None:
 
 KEEP_MEMORY = "256MiB"  # DuckDB's memory while keep_derived builds the store (lowered, never raised):
                        # unbounded, a 100k-run build peaks at ~550 MB RSS; at this cap ~380 MB, +0.03 s.
-_BYTES = {"": 1, "bytes": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-
-
-_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([A-Za-z]*)\s*")
-
-
-def _setting_bytes(text: str) -> float:
-    """A DuckDB size setting ('18.2 GiB', '256MiB') in bytes (infinite when unreadable)."""
-    m = _SIZE.fullmatch(text)
-    return float(m.group(1)) * _BYTES[m.group(2).lower()] if m and m.group(2).lower() in _BYTES else float("inf")
-
-
-@contextmanager
-def _memory_at_most(con: duckdb.DuckDBPyConnection, limit: str):
-    """Lower DuckDB's memory_limit to ``limit`` (never raise it) for the block, then restore it:
-    RESET when it was the default (a share of the free memory, so only about equal to a RESET
-    now), else the value DuckDB shows (rounded, e.g. '2.7 GiB')."""
-    def current() -> str:
-        return con.execute("SELECT CAST(current_setting('memory_limit') AS VARCHAR)").fetchall()[0][0]
-
-    previous = current()
-    lower = _setting_bytes(limit) < _setting_bytes(previous)
-    if lower:
-        con.execute("RESET memory_limit")
-        was_default = abs(_setting_bytes(current()) / _setting_bytes(previous) - 1) < 0.02
-        con.execute(f"SET memory_limit = '{limit}'")  # our constant
-    try:
-        yield
-    finally:
-        if lower:
-            if was_default:
-                con.execute("RESET memory_limit")
-            else:  # DuckDB shows one decimal, cut: the middle of that interval shows the same
-                m = _SIZE.fullmatch(previous)
-                value = f"{float(m.group(1)) + 0.05}{m.group(2)}" if m else previous
-                con.execute("SET memory_limit = $previous", {"previous": value})
 
 
 def keep_derived(con: duckdb.DuckDBPyConnection, *, workers: int = WORKERS) -> str:
@@ -676,7 +627,7 @@ def keep_derived(con: duckdb.DuckDBPyConnection, *, workers: int = WORKERS) -> s
     """
     if not store_usable(con):
         return "unavailable"
-    with _memory_at_most(con, KEEP_MEMORY):
+    with memory_at_most(con, KEEP_MEMORY):
         return _keep_derived(con, workers)
 
 
@@ -690,19 +641,9 @@ def _keep_derived(con: duckdb.DuckDBPyConnection, workers: int) -> str:
             return "refreshed" if _refresh_store(con, database, workers, changed) else "fresh"
     target = f"{_quote(database)}.{STORE}"
     _start_store(con, target)
-    opened = _open_cursors(con, workers, f"{target},{_quote(database)}.main")
-    cursors: queue.SimpleQueue = queue.SimpleQueue()
-    for cur in opened:
-        cursors.put(cur)
-    pool = ThreadPoolExecutor(workers, thread_name_prefix="lint")
-    try:
-        workspace = Workspace(pool, cursors)
+    with _workspace(con, workers, f"{target},{_quote(database)}.main") as workspace:
         _derive(workspace, target, bodies, scoped=False, tables=STORE_TABLES)
         workspace.wait()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        for cur in opened:
-            cur.close()
     _finish_store(con, target, digest)
     return "built"
 
@@ -716,16 +657,5 @@ def stored(con: duckdb.DuckDBPyConnection, changed: pa.Table, *, workers: int = 
     database = con.execute("SELECT current_database()").fetchall()[0][0]
     target = f"{_quote(database)}.{STORE}"
     _refresh_store(con, database, workers, changed)
-    opened = _open_cursors(con, workers, f"{target},{_quote(database)}.main")
-    cursors: queue.SimpleQueue = queue.SimpleQueue()
-    for cur in opened:
-        cursors.put(cur)
-    pool = ThreadPoolExecutor(workers, thread_name_prefix="lint")
-    try:
-        workspace = Workspace(pool, cursors)
-        workspace.schema = target
+    with _workspace(con, workers, f"{target},{_quote(database)}.main", target) as workspace:
         yield workspace
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        for cur in opened:
-            cur.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -50,14 +51,58 @@ def apply_schema(con: duckdb.DuckDBPyConnection, *, comments: bool = True) -> No
         rows = []
     if rows and rows[0][0] == digest:
         return
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         con.execute(text if comments else _without_comments(text))
         con.execute("INSERT OR REPLACE INTO schema_info VALUES ('schema_sha256', $d)", {"d": digest})
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection):
+    """BEGIN … COMMIT around the block, ROLLBACK on any error."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
+
+
+_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([A-Za-z]*)\s*")
+_BYTES = {"": 1, "b": 1, "bytes": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def size_bytes(text: str | None) -> float | None:
+    """A DuckDB size setting ('18.2 GiB', '256MiB', '64MB') in bytes; None when unreadable."""
+    m = _SIZE.fullmatch(text or "")
+    return float(m.group(1)) * _BYTES[m.group(2).lower()] if m and m.group(2).lower() in _BYTES else None
+
+
+@contextmanager
+def memory_at_most(con: duckdb.DuckDBPyConnection, limit: str):
+    """Lower DuckDB's memory_limit to ``limit`` (never raise it) for the block, then restore it:
+    RESET when it was the default (a share of the free memory, so only about equal to a RESET
+    now), else the value DuckDB shows (rounded, e.g. '2.7 GiB')."""
+    def current() -> str:
+        return con.execute("SELECT CAST(current_setting('memory_limit') AS VARCHAR)").fetchall()[0][0]
+
+    previous = current()
+    wanted, had = size_bytes(limit), size_bytes(previous)
+    lower = wanted is not None and had is not None and wanted < had
+    if lower:
+        con.execute("RESET memory_limit")
+        was_default = abs(size_bytes(current()) / had - 1) < 0.02
+        con.execute("SET memory_limit = $limit", {"limit": limit})
+    try:
+        yield
+    finally:
+        if lower:
+            if was_default:
+                con.execute("RESET memory_limit")
+            else:  # DuckDB shows one decimal, cut: the middle of that interval shows the same
+                m = _SIZE.fullmatch(previous)
+                con.execute("SET memory_limit = $previous", {"previous": f"{float(m.group(1)) + 0.05}{m.group(2)}"})
 
 
 def _lock_message(path: str, exc: Exception) -> str:
@@ -86,15 +131,16 @@ def _open_for_writing(path: str) -> duckdb.DuckDBPyConnection:
         name = "warehouse"
     con = duckdb.connect()
     try:
-        con.execute(f"ATTACH $path AS {_identifier(name)} (ROW_GROUP_SIZE {ROW_GROUP_SIZE})", {"path": path})
-        con.execute(f"USE {_identifier(name)}")
+        con.execute(f"ATTACH $path AS {quote_identifier(name)} (ROW_GROUP_SIZE {ROW_GROUP_SIZE})", {"path": path})
+        con.execute(f"USE {quote_identifier(name)}")
     except BaseException:
         con.close()
         raise
     return con
 
 
-def _identifier(name: str) -> str:
+def quote_identifier(name: str) -> str:
+    """``name`` as a quoted SQL identifier."""
     return '"' + name.replace('"', '""') + '"'
 
 
@@ -103,7 +149,7 @@ def cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     starts in the process's in-memory database when the warehouse was attached)."""
     database = con.execute("SELECT current_database()").fetchall()[0][0]
     cur = con.cursor()
-    cur.execute(f"USE {_identifier(database)}")
+    cur.execute(f"USE {quote_identifier(database)}")
     return cur
 
 

@@ -22,7 +22,6 @@ import hashlib
 import itertools
 import os
 import queue
-import re
 import signal
 import sys
 import threading
@@ -40,7 +39,7 @@ import pyarrow as pa
 
 from groundwork.canonical import CanonicalisationError, content_hash
 from groundwork.errors import GroundworkError
-from groundwork.warehouse import cursor
+from groundwork.warehouse import cursor, memory_at_most, size_bytes
 
 from . import issues as K
 from .issues import Issues
@@ -544,24 +543,15 @@ MEMORY_LIMIT = "128MB"  # DuckDB's buffer during an ingest: it caches what it wr
 WAL_CHECKPOINT = "64MB"  # DuckDB checkpoints when its WAL grows past this (default 16MB); every
                          # checkpoint recompresses the tables' open row groups, so at 16MB a 20k-run
                          # ingest spent ~0.35 s of CPU recompressing. Bounded, so memory stays flat.
-_UNITS = {"": 1, "b": 1, "bytes": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
-          "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
-
-
-def _size_bytes(text: str) -> float | None:
-    m = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]*)\s*", text or "")
-    if not m or m.group(2).lower() not in _UNITS:
-        return None
-    return float(m.group(1)) * _UNITS[m.group(2).lower()]
 
 
 def _lower(previous: str, value: str) -> bool:
-    prev_b, new_b = _size_bytes(previous), _size_bytes(value)
+    prev_b, new_b = size_bytes(previous), size_bytes(value)
     return prev_b is not None and new_b is not None and new_b < prev_b
 
 
 def _higher(previous: str, value: str) -> bool:
-    prev_b, new_b = _size_bytes(previous), _size_bytes(value)
+    prev_b, new_b = size_bytes(previous), size_bytes(value)
     return prev_b is not None and new_b is not None and new_b > prev_b
 
 
@@ -578,19 +568,19 @@ def _ingest_settings(con):
       file, and lint reads either as fast.
     """
     changed = []
-    for name, value, applies in (("memory_limit", os.environ.get("GROUNDWORK_INGEST_MEMORY", MEMORY_LIMIT), _lower),
-                                 ("wal_autocheckpoint", WAL_CHECKPOINT, _higher),
+    for name, value, applies in (("wal_autocheckpoint", WAL_CHECKPOINT, _higher),
                                  ("threads", "1", _lower),
                                  ("force_compression", "zstd", lambda previous, _: previous == "auto")):
         try:
             previous = con.execute("SELECT CAST(current_setting($name) AS VARCHAR)", {"name": name}).fetchall()[0][0]
             if applies(previous, value):
-                con.execute(f"SET {name} = '{value}'")  # names and values are ours or checked by _size_bytes
+                con.execute(f"SET {name} = '{value}'")  # our names and values
                 changed.append((name, previous))
         except duckdb.Error:
             continue  # a setting this DuckDB does not have: go without
     try:
-        yield
+        with memory_at_most(con, os.environ.get("GROUNDWORK_INGEST_MEMORY", MEMORY_LIMIT)):
+            yield
     finally:
         for name, previous in changed:
             try:

@@ -24,7 +24,7 @@ import ingest
 from groundwork.lint import lint_warehouse
 from groundwork import rules
 from groundwork.rules import keep_derived
-from groundwork.warehouse import connect
+from groundwork.warehouse import connect, size_bytes
 from tests.conftest import CORPUS
 from tests.property_support import disagreements, reference_lint, sql_lint_verdicts
 from tests.strategies import archives, write_archive
@@ -99,7 +99,7 @@ def test_keep_derived_builds_under_a_memory_cap_and_restores_the_setting(warehou
         return warehouse.execute("SELECT CAST(current_setting('memory_limit') AS VARCHAR)").fetchall()[0][0]
 
     def about(a: str, b: str) -> bool:
-        return abs(rules._setting_bytes(a) / rules._setting_bytes(b) - 1) < 0.05
+        return abs(size_bytes(a) / size_bytes(b) - 1) < 0.05
 
     seen = []
     real_start = rules._start_store
