@@ -132,10 +132,13 @@ SURROGATE_ESCAPE_BYTES = re.compile(SURROGATE_ESCAPE.pattern.encode("ascii"))
 
 def may_hold_surrogate(text: str | bytes) -> bool:
     """Cheap pre-check: could ``text`` (or the raw bytes it was decoded from: faster) hold a
-    \\udXXX escape?"""
+    \\udXXX escape?
+
+    Most files hold no backslash at all, and a one-character search is a memchr: ~10x faster
+    than searching for the three-character prefixes (4.6 -> 0.5 us per spans file)."""
     if type(text) is bytes:
-        return (b"\\ud" in text or b"\\uD" in text) and SURROGATE_ESCAPE_BYTES.search(text) is not None
-    return ("\\ud" in text or "\\uD" in text) and SURROGATE_ESCAPE.search(text) is not None
+        return b"\\" in text and SURROGATE_ESCAPE_BYTES.search(text) is not None
+    return "\\" in text and SURROGATE_ESCAPE.search(text) is not None
 
 
 def has_lone_surrogate(value) -> bool:
@@ -237,6 +240,14 @@ def iso_times(value) -> tuple[int, float]:
 
     Raises TimeProblem(kind='wrong-type' | 'bad-time' | 'naive-time').
     """
+    if type(value) is str and len(value) == 27:
+        second = _SECONDS.get(value[:19])
+        if second is not None and value[19] == "." and value[26] == "Z" and (micro := value[20:26]).isdigit() \
+                and micro.isascii():
+            us = second + int(micro)
+            # moment.timestamp() is (moment - epoch).total_seconds(): the int of microseconds
+            # divided by 10**6 (int true division, correctly rounded): the same double as here.
+            return us, us / 1_000_000 * 1e9
     if not isinstance(value, str):
         raise TimeProblem("wrong-type", f"{pystr_repr(value)} is not a string")
     try:
@@ -246,7 +257,19 @@ def iso_times(value) -> tuple[int, float]:
     if moment.tzinfo is None:
         raise TimeProblem("naive-time", f"{pystr_repr(value)} has no UTC offset")
     delta = moment - _EPOCH
-    return (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds, moment.timestamp() * 1e9
+    us = (delta.days * 86400 + delta.seconds) * 1_000_000 + delta.microseconds
+    if len(value) == 27 and _UTC_MICROS.fullmatch(value):
+        if len(_SECONDS) >= 4096:  # bounded, whatever the archive holds
+            _SECONDS.clear()
+        _SECONDS[value[:19]] = us - delta.microseconds
+    return us, moment.timestamp() * 1e9
+
+
+# The form the workbench writes (the OpenTelemetry SDK's to_json: YYYY-MM-DDTHH:MM:SS.ffffffZ)
+# takes a shortcut with the same result once its second has been parsed (fromisoformat costs
+# ~1 us a call, two per span line, and a run's spans mostly share their second).
+_UTC_MICROS = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z", re.ASCII)
+_SECONDS: dict[str, int] = {}  # 'YYYY-MM-DDTHH:MM:SS' (UTC) -> its microseconds since the epoch
 
 
 def iso_to_us(value) -> int:
