@@ -431,16 +431,18 @@ def _workspace(con: duckdb.DuckDBPyConnection, workers: int, search_path: str, s
 
 
 def _derive(workspace: "Workspace", target: str, bodies: dict[str, str], scoped: bool,
-            tables: frozenset[str] = MATERIALISE) -> None:
+            tables: frozenset[str] = MATERIALISE, by_run_key: bool = False) -> None:
     """Queue the CREATE of every derived relation under ``target`` (a qualified schema), in
-    dependency order: a table for those in ``tables``, a view for the others."""
+    dependency order: a table for those in ``tables``, a view for the others; with
+    ``by_run_key`` the tables' rows are written in run_key order."""
     for name in DERIVED:
         body = bodies[name]
         if scoped and name == "lint_runs":
             # Every other derived relation reads through lint_runs, so scoping it scopes them all.
             body = f"SELECT * FROM ({body}) AS v WHERE invocation_id IN (SELECT invocation_id FROM lint_scope)"
         kind = "TABLE" if name in tables else "VIEW"
-        sql = f"CREATE {kind} {target}.{name} AS {body}"
+        rows = f"SELECT * FROM ({body}) AS kept ORDER BY run_key" if by_run_key and kind == "TABLE" else body
+        sql = f"CREATE {kind} {target}.{name} AS {rows}"
         workspace._ready[name] = workspace._submit(body, lambda cur, sql=sql: cur.execute(sql))
 
 
@@ -486,9 +488,13 @@ def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, 
 # depend only on the runs' rows and on the derived views' SQL: the store records the digest of
 # that SQL (a different digest rebuilds everything) and the runs.ingest_id each run was derived
 # from (a run that is new, reloaded, removed or has no ingest_id is derived again, alone, and
-# numbered (run_key) after the kept runs).
+# numbered (run_key) after the kept runs). Its tables are written in run_key order, which
+# groups the runs of one grounding mode (lint_runs numbers them so): a rule that reads one
+# mode's rows, joined with lint_judged on run_key, skips the other modes' row groups (DuckDB
+# pushes the join's run_key range into the scan), e.g. R2 ~57 -> ~22 ms, D2 ~29 -> ~10 ms of
+# CPU at 100,000 runs.
 STORE = "lint_store"
-STORE_FORMAT = "1"
+STORE_FORMAT = "2"  # 2: tables written in run_key order
 # Up to this many changed runs are always derived again into the store, whatever their share.
 REFRESH_FLOOR = 1000
 # Kept as tables: those a lint materialises, and lint_spans (three rules and lint_cycles read it).
@@ -642,7 +648,7 @@ def _keep_derived(con: duckdb.DuckDBPyConnection, workers: int) -> str:
     target = f"{_quote(database)}.{STORE}"
     _start_store(con, target)
     with _workspace(con, workers, f"{target},{_quote(database)}.main") as workspace:
-        _derive(workspace, target, bodies, scoped=False, tables=STORE_TABLES)
+        _derive(workspace, target, bodies, scoped=False, tables=STORE_TABLES, by_run_key=True)
         workspace.wait()
     _finish_store(con, target, digest)
     return "built"

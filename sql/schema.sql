@@ -608,7 +608,7 @@ COMMENT ON COLUMN nightlies.error IS 'One-line reason when exit_status is 2.';
 
 CREATE OR REPLACE VIEW lint_runs AS
 SELECT invocation_id,
-       row_number() OVER (ORDER BY invocation_id)                    AS run_key,
+       row_number() OVER (ORDER BY coalesce(grounding_mode, 'None'), invocation_id) AS run_key,
        coalesce(grounding_mode, 'None')                              AS mode,
        coalesce(grounding_mode, 'None') IN ('retrieval', 'input_only', 'none', 'delegation') AS mode_valid,
        CASE WHEN grounding_mode_truthy THEN grounding_mode END        AS mode_label,
@@ -777,7 +777,7 @@ WHERE j.mode = 'delegation';
 COMMENT ON VIEW lint_citable IS 'The set `citable` of spec 6.1 for delegation-mode runs: the input pair and one pair per recorded delegation (a pair may repeat).';
 -- Columns of the derived relations above.
 COMMENT ON COLUMN lint_runs.invocation_id IS 'The run.';
-COMMENT ON COLUMN lint_runs.run_key IS 'Integer key of the run, unique within one derivation (its row number in invocation_id order; in the copy kept in schema lint_store, runs derived again later get keys above the kept ones). Rules join on it: cheaper than invocation_id.';
+COMMENT ON COLUMN lint_runs.run_key IS 'Integer key of the run, unique within one derivation (its row number in (mode, invocation_id) order, so the runs of one mode have neighbouring keys: lint_store keeps its tables in run_key order, and a rule reading one mode''s rows skips the row groups of the others; in that copy runs derived again later get keys above the kept ones). Rules join on it: cheaper than invocation_id.';
 COMMENT ON COLUMN lint_runs.mode IS 'str() of envelope.grounding_mode (the string None when absent or null).';
 COMMENT ON COLUMN lint_runs.mode_valid IS 'mode is one of retrieval, input_only, none, delegation (spec 6.2 step 3).';
 COMMENT ON COLUMN lint_runs.mode_label IS 'Report mode: mode when the declared value is truthy, else NULL (printed unknown mode).';
