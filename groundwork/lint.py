@@ -533,6 +533,21 @@ def _group_starts(ids: pa.Array) -> tuple[pa.Array, pa.Array]:
     return starts, pc.take(starts, group)
 
 
+def _combine(columns: list[pa.Array]) -> pa.Array:
+    """One int64 per row, equal for two rows exactly when all of ``columns`` (integer arrays
+    with values >= -1 or null) are equal in both: columns are folded in one at a time, each
+    partial key replaced by its dense index so that the next product stays small."""
+    key = None
+    for column in columns:
+        code = pc.add(pc.fill_null(column.cast(pa.int64()), -2), 2)  # null -> 0, -1 -> 1, v -> v + 2
+        if key is None:
+            key = code
+        else:
+            width = pa.scalar((pc.max(code).as_py() or 0) + 1, pa.int64())
+            key = pc.add(pc.multiply(pc.dictionary_encode(key).indices.cast(pa.int64()), width), code)
+    return key
+
+
 def _assemble(batch: FreshBatch, base: pa.Table, found: pa.Table) -> None:
     """Give every run of ``base`` its status, counts, grounding.txt text and report, from the
     rule rows ``found`` (invocation_id, code, message, finding; in report order per run), with
@@ -560,8 +575,8 @@ def _assemble(batch: FreshBatch, base: pa.Table, found: pa.Table) -> None:
     offsets = pa.concat_arrays([starts.cast(pa.int32()), pa.array([len(r_ids)], pa.int32())])
     messages = pa.ListArray.from_arrays(offsets, reported.column("message").combine_chunks())
     # A run's grounding.txt depends only on pass/fail, mode, counts and messages: each distinct
-    # combination is rendered once. Its key: the counts (digits), the message sequence as
-    # dictionary indices (digits and commas) and the mode (null-safe), joined with \x1f.
+    # combination is rendered once. Its key (an integer, see _combine): the counts, the mode
+    # and, for a failing run, its message sequence (as dictionary indices).
     message_ids = pa.ListArray.from_arrays(offsets, pc.dictionary_encode(reported.column("message").combine_chunks())
                                            .indices.cast(_STRING))
     failing_pos = pc.index_in(ids, value_set=failing_ids)
@@ -570,11 +585,10 @@ def _assemble(batch: FreshBatch, base: pa.Table, found: pa.Table) -> None:
     n_retrieval = pc.if_else(lintable, base.column("retrieval_count").combine_chunks().cast(pa.int32()), zero)
     n_chat = pc.if_else(lintable, base.column("chat_count").combine_chunks().cast(pa.int32()), zero)
     mode = base.column("mode").combine_chunks()
-    mode_key = pc.if_else(pc.is_null(mode), "0", pc.binary_join_element_wise("1", mode, ""))
-    texts_key = pc.binary_join_element_wise("F", pc.take(pc.binary_join(message_ids, ","), failing_pos), "")
-    key = pc.binary_join_element_wise(n_retrieval.cast(_STRING), n_chat.cast(_STRING),
-                                      pc.if_else(failing, texts_key, "P"), mode_key, "\x1f")
-    key = pc.if_else(lintable, key, pa.scalar(None, _STRING))
+    texts = pc.dictionary_encode(pc.binary_join(message_ids, ","))  # one per failing run
+    text_code = pc.if_else(failing, pc.take(texts.indices, failing_pos), -1)
+    key = _combine([n_retrieval, n_chat, pc.dictionary_encode(mode).indices, text_code])
+    key = pc.if_else(lintable, key, pa.scalar(None, pa.int64()))
     encoded = pc.dictionary_encode(key)
     batch.status = pc.if_else(lintable, pc.if_else(failing, FAILED, PASSED), UNLINTABLE)
     batch.retrieval_count, batch.chat_count = n_retrieval, n_chat
