@@ -362,13 +362,17 @@ SELECT r.invocation_id,
        coalesce(n.retrieval_count, 0) AS retrieval_count,
        coalesce(n.chat_count, 0) AS chat_count,
        r.ingest_id,
-       x.context_key
+       x.context_key{kept}
 FROM runs r
 LEFT JOIN lint_cycles c USING (invocation_id)
 LEFT JOIN lint_counts n USING (invocation_id)
 LEFT JOIN lint_context x USING (invocation_id)
-{where}
+{kept_join}{where}
 """
+# With a pass that reads lint_store without refreshing it first: whether each run is as the
+# store was brought up to date with (same ingest_id).
+_KEPT = ",\n       coalesce(r.ingest_id = k.ingest_id, false) AS kept"
+_KEPT_JOIN = "LEFT JOIN {store}.derived_runs k ON k.invocation_id = r.invocation_id\n"
 
 # Verdicts that still hold: computed by one of the latest passes with the same rules, templates
 # and tool version, on the same run rows (ingest_id), while the delegated children its GW3/GW4
@@ -475,43 +479,72 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
     batch = FreshBatch()
     if scope_query is not None and not con.execute(f"SELECT count(*) FROM ({scope_query}) AS s").fetchall()[0][0]:
         return batch
+    if scope_query is None and rules_mod.store_readable(con):
+        runs = rules_mod.store_runs_agree(con)
+        if runs is not None:
+            # The usual full lint after keep_derived: no run changed since. The rules start on
+            # the store at once (without the exact comparison of every run first, ~20 ms);
+            # the base query compares each run's ingest_id with the store's, and when one
+            # differs the pass is done again the long way (refreshing the store first).
+            with rules_mod.stored(con, None) as workspace:
+                outcome = _evaluate(workspace, chosen, None, kept_runs=runs)
+            if outcome is not None:
+                _assemble(batch, *outcome)
+                return batch
     changed = rules_mod.store_changes(con) if scope_query is None else None
     if changed is not None:
         context = rules_mod.stored(con, changed)  # every run: the relations kept in the warehouse
     else:
         context = rules_mod.materialised(con, scope_query=scope_query)
     with context as workspace:
-        # Every query is queued at once; the workers run them as their inputs are ready while
-        # this thread renders the results in report order.
-        where = "WHERE r.invocation_id IN (SELECT invocation_id FROM lint_scope)" if scope_query is not None else ""
-        base_future = workspace.submit_arrow(_BASE_SQL.format(where=where), {"cycle_reason": CYCLE_REASON})
-        futures = [workspace.submit_rule(rule) for rule in chosen]
-        # While the workers start: compile the message templates (~0.1 s in a new process).
-        for name, var in [(rule.template, "r") for rule in chosen] + [("lint/grounding.txt.j2", "v")]:
-            try:
-                _bulk_template(name, var)
-            except jinja2.TemplateNotFound:  # reported when a row needs it
-                pass
-        # invocation_id -> ([codes], [messages]) in report order (rules run in rank order and
-        # each rule's rows come sorted per run); findings apart.
-        # Every violation and finding row, rule after rule (in report order, each rule's rows
-        # sorted per run): a stable sort by run then gives each run's report in order.
-        v_ids: list[str] = []
-        v_code: list[str] = []
-        v_text: list[str] = []
-        v_finding: list[bool] = []
-        for rule, future in zip(chosen, futures):
-            columns, rows = future.result()
-            if not rows:
-                continue
-            v_text += render_rows(rule.template, columns, rows)
-            v_ids += [row[0] for row in rows]
-            v_code += [rule.code] * len(rows)
-            v_finding += [rule.kind != "rule"] * len(rows)
-        base = base_future.result()
-    _assemble(batch, base, pa.table({"invocation_id": pa.array(v_ids, _STRING), "code": pa.array(v_code, _STRING),
-                                     "message": pa.array(v_text, _STRING), "finding": pa.array(v_finding, pa.bool_())}))
+        outcome = _evaluate(workspace, chosen, scope_query)
+    _assemble(batch, *outcome)
     return batch
+
+
+def _evaluate(workspace: rules_mod.Workspace, chosen, scope_query: str | None,
+              kept_runs: int | None = None) -> tuple[pa.Table, pa.Table] | None:
+    """Run the base query and every rule in ``workspace``; return the base rows and every rule
+    row rendered (invocation_id, code, message, finding). With ``kept_runs`` (a pass reading
+    lint_store as it is): None when the store does not hold exactly the ``kept_runs`` runs of
+    the warehouse as they are now."""
+    # Every query is queued at once; the workers run them as their inputs are ready while
+    # this thread renders the results in report order.
+    where = "WHERE r.invocation_id IN (SELECT invocation_id FROM lint_scope)" if scope_query is not None else ""
+    check = kept_runs is not None
+    base_sql = _BASE_SQL.format(where=where, kept=_KEPT if check else "",
+                                kept_join=_KEPT_JOIN.format(store=workspace.schema) if check else "")
+    base_future = workspace.submit_arrow(base_sql, {"cycle_reason": CYCLE_REASON})
+    futures = [workspace.submit_rule(rule) for rule in chosen]
+    # While the workers start: compile the message templates (~0.1 s in a new process).
+    for name, var in [(rule.template, "r") for rule in chosen] + [("lint/grounding.txt.j2", "v")]:
+        try:
+            _bulk_template(name, var)
+        except jinja2.TemplateNotFound:  # reported when a row needs it
+            pass
+    if check:
+        base = base_future.result()
+        if base.num_rows != kept_runs or not pc.all(base.column("kept")).as_py():
+            return None  # leaving the workspace cancels the queries not started yet
+        base = base.drop_columns(["kept"])
+    # Every violation and finding row, rule after rule (in report order, each rule's rows
+    # sorted per run): a stable sort by run then gives each run's report in order.
+    v_ids: list[str] = []
+    v_code: list[str] = []
+    v_text: list[str] = []
+    v_finding: list[bool] = []
+    for rule, future in zip(chosen, futures):
+        columns, rows = future.result()
+        if not rows:
+            continue
+        v_text += render_rows(rule.template, columns, rows)
+        v_ids += [row[0] for row in rows]
+        v_code += [rule.code] * len(rows)
+        v_finding += [rule.kind != "rule"] * len(rows)
+    if not check:
+        base = base_future.result()
+    return base, pa.table({"invocation_id": pa.array(v_ids, _STRING), "code": pa.array(v_code, _STRING),
+                           "message": pa.array(v_text, _STRING), "finding": pa.array(v_finding, pa.bool_())})
 
 
 def _positions(n: int) -> pa.Array:

@@ -605,13 +605,32 @@ def _refresh_store(con: duckdb.DuckDBPyConnection, database: str, workers: int, 
     return changed.num_rows
 
 
+def store_readable(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether a full lint may read lint_store: a writable warehouse file whose store is complete
+    and was built with the derived views of its schema."""
+    return store_usable(con) and _stored_digest(con) == derived_digest(_derived_bodies(con))
+
+
+def store_runs_agree(con: duckdb.DuckDBPyConnection) -> int | None:
+    """The number of runs when runs and lint_store agree on it, on how many have an ingest_id
+    (all of them) and on the largest ingest_id; else None. A sign, not a proof, that no run
+    changed since the store was brought up to date (an ingest gives the runs it loads a new,
+    larger ingest_id): a lint that trusts it checks every run's ingest_id against the store's
+    derived_runs while it reads the store."""
+    row = con.execute(
+        f"SELECT (SELECT count(*) FROM runs), (SELECT count(ingest_id) FROM runs), (SELECT max(ingest_id) FROM runs),"
+        f" (SELECT count(*) FROM {_RUNS_TABLE}), (SELECT count(ingest_id) FROM {_RUNS_TABLE}),"
+        f" (SELECT max(ingest_id) FROM {_RUNS_TABLE})").fetchall()[0]
+    return row[0] if row[:3] == row[3:] and row[0] == row[1] else None
+
+
 def store_changes(con: duckdb.DuckDBPyConnection) -> pa.Table | None:
     """The runs ``stored`` would derive again before a full lint reads lint_store, or None when
     the lint should derive for itself: no store (or one built with other derived views), an
     in-memory or read-only warehouse, or more than a tenth of the runs changed since the store
     was brought up to date (e.g. the archive was ingested again: ``keep_derived`` catches up
     after answering)."""
-    if not store_usable(con) or _stored_digest(con) != derived_digest(_derived_bodies(con)):
+    if not store_readable(con):
         return None
     changed = _changed_runs(con)
     return None if _mostly_changed(con, changed, 0.1) else changed
@@ -655,13 +674,15 @@ def _keep_derived(con: duckdb.DuckDBPyConnection, workers: int) -> str:
 
 
 @contextmanager
-def stored(con: duckdb.DuckDBPyConnection, changed: pa.Table, *, workers: int = WORKERS):
+def stored(con: duckdb.DuckDBPyConnection, changed: pa.Table | None, *, workers: int = WORKERS):
     """Derive the runs new, reloaded or removed since lint_store was last brought up to date
-    (``changed``, from ``store_changes``), then yield a ``Workspace`` whose workers read the
-    store (every run of the warehouse). ``materialised`` serves the other lints.
+    (``changed``, from ``store_changes``; None: the caller checks that none did), then yield a
+    ``Workspace`` whose workers read the store (every run of the warehouse). ``materialised``
+    serves the other lints.
     """
     database = con.execute("SELECT current_database()").fetchall()[0][0]
     target = f"{_quote(database)}.{STORE}"
-    _refresh_store(con, database, workers, changed)
+    if changed is not None:
+        _refresh_store(con, database, workers, changed)
     with _workspace(con, workers, f"{target},{_quote(database)}.main", target) as workspace:
         yield workspace

@@ -170,6 +170,22 @@ def test_when_many_runs_changed_the_lint_derives_for_itself_and_keep_derived_cat
     assert lint(warehouse) == want
 
 
+def test_a_changed_run_is_derived_again_even_when_the_counts_of_runs_agree(warehouse, archive):
+    # As many runs and the same largest ingest_id as when the store was kept: the lint starts
+    # on the store, sees the one run whose ingest_id differs and derives it again.
+    keep_derived(warehouse)
+    assert warehouse.execute("SELECT count(DISTINCT ingest_id) FROM runs").fetchall() == [(1,)]
+    assert rules.store_runs_agree(warehouse) == 3
+    tamper(warehouse, A, B)
+    warehouse.execute("UPDATE runs SET ingest_id = ingest_id - 1 WHERE invocation_id = ?", [A])
+    assert rules.store_runs_agree(warehouse) == 3
+    want = oracle(archive)
+    got = lint(warehouse)
+    assert got[A] == want[A]
+    assert got[B].chat_count == want[B].chat_count + 7  # unchanged run: kept relations
+    assert got[C] == want[C]
+
+
 def test_a_removed_run_leaves_the_store(warehouse, archive):
     keep_derived(warehouse)
     for table in RUN_TABLES:
