@@ -430,18 +430,25 @@ def _workspace(con: duckdb.DuckDBPyConnection, workers: int, search_path: str, s
             cur.close()
 
 
+# How lint_store orders a table's rows when other than by run_key: lint_refs by kind first, so
+# G0_refs reads the few malformed / not_list rows' row groups only (their value_json, ~11 MB at
+# 100,000 runs, is never loaded by a full lint), and the refs (lint_grounded) stay in run_key order.
+_STORE_ORDER = {"lint_refs": "kind, run_key"}
+
+
 def _derive(workspace: "Workspace", target: str, bodies: dict[str, str], scoped: bool,
             tables: frozenset[str] = MATERIALISE, by_run_key: bool = False) -> None:
     """Queue the CREATE of every derived relation under ``target`` (a qualified schema), in
     dependency order: a table for those in ``tables``, a view for the others; with
-    ``by_run_key`` the tables' rows are written in run_key order."""
+    ``by_run_key`` the tables' rows are written in run_key order (``_STORE_ORDER``)."""
     for name in DERIVED:
         body = bodies[name]
         if scoped and name == "lint_runs":
             # Every other derived relation reads through lint_runs, so scoping it scopes them all.
             body = f"SELECT * FROM ({body}) AS v WHERE invocation_id IN (SELECT invocation_id FROM lint_scope)"
         kind = "TABLE" if name in tables else "VIEW"
-        rows = f"SELECT * FROM ({body}) AS kept ORDER BY run_key" if by_run_key and kind == "TABLE" else body
+        rows = (f"SELECT * FROM ({body}) AS kept ORDER BY {_STORE_ORDER.get(name, 'run_key')}"
+                if by_run_key and kind == "TABLE" else body)
         sql = f"CREATE {kind} {target}.{name} AS {rows}"
         workspace._ready[name] = workspace._submit(body, lambda cur, sql=sql: cur.execute(sql))
 
@@ -494,7 +501,7 @@ def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, 
 # pushes the join's run_key range into the scan), e.g. R2 ~57 -> ~22 ms, D2 ~29 -> ~10 ms of
 # CPU at 100,000 runs.
 STORE = "lint_store"
-STORE_FORMAT = "2"  # 2: tables written in run_key order
+STORE_FORMAT = "3"  # 2: tables written in run_key order; 3: lint_refs by kind, then run_key
 # Up to this many changed runs are always derived again into the store, whatever their share.
 REFRESH_FLOOR = 1000
 # Kept as tables: those a lint materialises, and lint_spans (three rules and lint_cycles read it).
