@@ -336,6 +336,11 @@ def bench_size(n: int, work: Path, args) -> dict:
             floors.append(run_step([PY, "-c", FLOOR, str(runs)]))
     show("floor", median_step(floors))
     show("ingest", median_step(ingests))
+    floor_db = work / f"pipeline-{n}.duckdb"
+    show("ingest, no parser", run_step([PY, str(ROOT / "benchmarks" / "pipeline_floor.py"), str(runs), str(floor_db)],
+                                       cwd=ROOT))
+    for p in work.glob(f"pipeline-{n}.duckdb*"):
+        p.unlink()
     show("re-ingest", run_step(GW + ["ingest", str(runs), "-w", str(wh), "-q"], cwd=ROOT))
     show("lint", run_step(GW + ["lint", "-w", str(wh)], cwd=ROOT, stdout_file=os.devnull))
     show("keep derived", run_step([PY, "-c", KEEP_DERIVED, str(wh)], cwd=ROOT))
@@ -384,7 +389,7 @@ def bench_size(n: int, work: Path, args) -> dict:
     return res
 
 
-ORDER = ["synth", "floor", "duckdb read_json", "duckdb objects", "ingest", "re-ingest", "lint", "keep derived", "re-lint --all",
+ORDER = ["synth", "floor", "duckdb read_json", "duckdb objects", "ingest", "ingest, no parser", "re-ingest", "lint", "keep derived", "re-lint --all",
          "re-lint in-process", "verify", "nightly #1", "reports", "nightly +1%", "reference lint"]
 
 
@@ -437,6 +442,11 @@ def targets(results: list[dict]) -> list[str]:
                         + ", ".join(f"{w:.2f}" for w in fl.get("walls", ())) + " s")
             out.append(f"- ingest at {n:,} runs: {ing['wall'] / fl['wall']:.2f}× the floor "
                        f"({ing['wall']:.2f} s vs {fl['wall']:.2f} s{each}) (target ≤ 3× at 20k runs)")
+            bare = st(r, "ingest, no parser")
+            if bare:
+                out.append(f"- the same pipeline without the parser at {n:,} runs: {bare['wall'] / fl['wall']:.2f}× the floor "
+                           f"({bare['wall']:.2f} s, {bare['cpu']:.1f} s CPU; the ingest {ing['cpu']:.1f} s CPU): parsing "
+                           f"adds {ing['wall'] - bare['wall']:.2f} s")
         ref = st(r, "reference lint")
         for name, what in (("lint", "first lint after the ingest (CLI)"), ("re-lint --all", "re-lint of every run (CLI, --all)"),
                            ("re-lint in-process", "re-lint of every run (lint_warehouse(reuse=False), in-process)")):
@@ -489,7 +499,9 @@ def write_markdown(path: Path, mach: dict, results: list[dict], args) -> None:
              f"at end {', '.join(f'{x:.1f}' for x in mach.get('loadavg_end', ()))}",
              f"- Command: `{' '.join(args.argv)}` at commit {mach.get('commit', '?')}", "",
              "Rows: *duckdb read_json* = typed `read_json(..., union_by_name=true)` into tables of a DuckDB file (4 GB memory limit); *duckdb objects* = "
-             "`read_json_objects` (untyped JSON values); *lint* = the first `groundwork lint` after the ingest; "
+             "`read_json_objects` (untyped JSON values); *ingest, no parser* = `benchmarks/pipeline_floor.py`, the "
+             "ingest's own machinery (parser processes, listing, fingerprints, reading, Arrow IPC, batched DuckDB "
+             "writes) storing each file's bytes as one BLOB instead of parsing it; *lint* = the first `groundwork lint` after the ingest; "
              "*keep derived* = `rules.keep_derived` keeping the runs' derived relations in the warehouse (the nightly does it "
              "once its reports are written); *re-lint --all* = `groundwork lint --all` (every rule on every run, as after a "
              "rule change); *re-lint in-process* = the same pass as a library call (`lint_warehouse(reuse=False)`), its "
