@@ -528,23 +528,21 @@ def _evaluate(workspace: rules_mod.Workspace, chosen, scope_query: str | None,
             return None  # leaving the workspace cancels the queries not started yet
         base = base.drop_columns(["kept"])
     # Every violation and finding row, rule after rule (in report order, each rule's rows
-    # sorted per run): a stable sort by run then gives each run's report in order.
-    v_ids: list[str] = []
-    v_code: list[str] = []
-    v_text: list[str] = []
-    v_finding: list[bool] = []
+    # sorted per run): a stable sort by run then gives each run's report in order. Each rule's
+    # rows become Arrow arrays as soon as they are rendered, while later rules still run.
+    found: dict[str, list[pa.Array]] = {"invocation_id": [], "code": [], "message": [], "finding": []}
     for rule, future in zip(chosen, futures):
         columns, rows = future.result()
         if not rows:
             continue
-        v_text += render_rows(rule.template, columns, rows)
-        v_ids += [row[0] for row in rows]
-        v_code += [rule.code] * len(rows)
-        v_finding += [rule.kind != "rule"] * len(rows)
+        found["message"].append(pa.array(render_rows(rule.template, columns, rows), _STRING))
+        found["invocation_id"].append(pa.array([row[0] for row in rows], _STRING))
+        found["code"].append(pa.repeat(pa.scalar(rule.code, _STRING), len(rows)))
+        found["finding"].append(pa.repeat(pa.scalar(rule.kind != "rule", pa.bool_()), len(rows)))
     if not check:
         base = base_future.result()
-    return base, pa.table({"invocation_id": pa.array(v_ids, _STRING), "code": pa.array(v_code, _STRING),
-                           "message": pa.array(v_text, _STRING), "finding": pa.array(v_finding, pa.bool_())})
+    types = {"invocation_id": _STRING, "code": _STRING, "message": _STRING, "finding": pa.bool_()}
+    return base, pa.table({name: pa.chunked_array(chunks, types[name]) for name, chunks in found.items()})
 
 
 def _positions(n: int) -> pa.Array:
