@@ -87,7 +87,13 @@ def template_cache(directory: str | os.PathLike | None = None) -> TemplateCache 
     if directory is None:
         directory = os.environ.get(CACHE_ENV)
         if directory is None:
-            base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+            xdg, home = os.environ.get("XDG_CACHE_HOME", ""), os.path.expanduser("~")
+            if os.path.isabs(xdg):
+                base = xdg
+            elif os.path.isabs(home):
+                base = os.path.join(home, ".cache")
+            else:  # no home directory known: no cache (never one below the working directory)
+                return None
             directory = os.path.join(base, "groundwork", "templates")
     if not str(directory) or str(directory).lower() == "off":
         return None

@@ -72,3 +72,12 @@ def test_no_cache_when_switched_off_or_the_directory_is_unsafe(tmp_path, monkeyp
     templates.mkdir()
     (templates / "m.txt.j2").write_text("ok")
     assert build_environment(templates, None).get_template("m.txt.j2").render() == "ok"
+
+
+def test_no_cache_below_the_working_directory_without_a_home(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GROUNDWORK_TEMPLATE_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.setattr(os.path, "expanduser", lambda path: path)  # no HOME, no passwd entry
+    assert template_cache() is None
+    assert list(tmp_path.iterdir()) == []
