@@ -225,6 +225,8 @@ def render_rows(name: str, columns: list[str], rows: list[tuple]) -> list[str]:
     """
     if not rows:
         return []
+    if any(type(v) is list for v in rows[0]):  # an array column (GW2's lines): tuples, to be hashed
+        rows = [tuple(tuple(v) if type(v) is list else v for v in row) for row in rows]
     Row = _row_type(tuple(columns))
     skip = 0 if _reads_run_id(name) else 1
     index: dict[tuple, int] = {}

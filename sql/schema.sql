@@ -691,23 +691,23 @@ deep_spans AS (
 walk AS (
     SELECT l.invocation_id, l.run_key, l.ord, l.span_id, l.name, l.start_time, l.end_time, l.start_key,
            l.end_key, l.source_id, l.content_hash, 1 AS depth,
-           '/' || CAST(l.root_ord AS VARCHAR) || '/' || CAST(l.ord AS VARCHAR) || '/' AS path,
-           lpad(CAST(999999999 - l.ord AS VARCHAR), 9, '0') AS pop_key,
-           CAST('' AS VARCHAR) AS parent_key, l.cycle
+           '/' || CAST(l.root_ord AS STRING) || '/' || CAST(l.ord AS STRING) || '/' AS path,
+           lpad(CAST(999999999 - l.ord AS STRING), 9, '0') AS pop_key,
+           CAST('' AS STRING) AS parent_key, l.cycle
     FROM level1 l
     WHERE EXISTS (SELECT 1 FROM deep_spans c WHERE c.run_key = l.run_key AND c.parent_id = l.span_id)
     UNION ALL
     SELECT c.invocation_id, c.run_key, c.ord, c.span_id, c.name, c.start_time, c.end_time, c.start_key,
            c.end_key, c.source_id, c.content_hash, w.depth + 1,
-           w.path || CAST(c.ord AS VARCHAR) || '/',
-           w.pop_key || lpad(CAST(999999999 - c.ord AS VARCHAR), 9, '0'),
+           w.path || CAST(c.ord AS STRING) || '/',
+           w.pop_key || lpad(CAST(999999999 - c.ord AS STRING), 9, '0'),
            w.pop_key,
-           instr(w.path, '/' || CAST(c.ord AS VARCHAR) || '/') > 0
+           instr(w.path, '/' || CAST(c.ord AS STRING) || '/') > 0
     FROM walk w
     JOIN deep_spans c ON c.run_key = w.run_key AND c.parent_id = w.span_id
     WHERE NOT w.cycle
 )
-SELECT invocation_id, run_key, ord, 1 AS depth, CAST('' AS VARCHAR) AS parent_key, cycle, name, span_id,
+SELECT invocation_id, run_key, ord, 1 AS depth, CAST('' AS STRING) AS parent_key, cycle, name, span_id,
        start_time, end_time, start_key, end_key, source_id, content_hash
 FROM level1
 UNION ALL

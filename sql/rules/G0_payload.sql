@@ -7,7 +7,7 @@
 -- order: check_no
 -- Spec 6.2 step 5 and errata K3: key presence only; the two "lacks" checks are independent.
 SELECT invocation_id, 0 AS check_no, 'not_object' AS problem,
-       CAST(NULL AS VARCHAR) AS schema_class_json
+       CAST(NULL AS STRING) AS schema_class_json
 FROM lint_judged
 WHERE mode_valid AND payload_type IS NOT NULL AND payload_type <> 'object'
 UNION ALL

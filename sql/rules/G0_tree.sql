@@ -19,7 +19,7 @@ WITH checked AS (
 SELECT c.invocation_id, c.ord, 0 AS check_no,
        CASE WHEN c.trace_id <> c.root_trace_id THEN 'foreign_trace' ELSE 'not_descendant' END AS problem,
        c.name_json, c.span_id, c.trace_id, c.root_trace_id,
-       CAST(NULL AS VARCHAR) AS conductor_keys
+       CAST(NULL AS STRING) AS conductor_keys
 FROM checked c
 WHERE c.trace_id <> c.root_trace_id
    OR (c.parent_id IS DISTINCT FROM c.root_span_id

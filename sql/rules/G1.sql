@@ -8,8 +8,8 @@
 -- Spec 6.3 G1: chats without any retrieval give one violation; otherwise one per chat (in
 -- descendant order, duplicates included) starting strictly before the earliest retrieval end,
 -- compared on the workbench's own float-nanosecond time keys (spec 2.2).
-SELECT j.invocation_id, CAST('' AS VARCHAR) AS parent_key, -1 AS ord,
-       'no_retrieval' AS problem, CAST(NULL AS VARCHAR) AS span_id
+SELECT j.invocation_id, CAST('' AS STRING) AS parent_key, -1 AS ord,
+       'no_retrieval' AS problem, CAST(NULL AS STRING) AS span_id
 FROM lint_judged j
 JOIN lint_counts c USING (run_key)
 WHERE j.mode = 'retrieval' AND c.chat_count > 0 AND c.retrieval_count = 0

@@ -8,7 +8,7 @@
 -- Spec 6.3 R2: every grounded pair (label payload), then every evidence pair (label evidence),
 -- that is not exactly the input pair (input:<invocation_id>, root dd.input_hash).
 SELECT g.invocation_id, 0 AS part, g.ord, 'payload' AS label,
-       g.source_id, CAST(NULL AS VARCHAR) AS source_id_json, g.content_hash, j.input_sid, j.input_hash
+       g.source_id, CAST(NULL AS STRING) AS source_id_json, g.content_hash, j.input_sid, j.input_hash
 FROM lint_grounded g
 JOIN lint_judged j USING (run_key)
 WHERE j.mode IN ('input_only', 'none')

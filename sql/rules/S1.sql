@@ -13,8 +13,8 @@ SELECT i.invocation_id,
        i.snapshot_ref_json,
        i.content_hash,
        i.canonicalisation,
-       CAST(NULL AS VARCHAR) AS actual_hash,
-       CAST(NULL AS VARCHAR) AS hash_error
+       CAST(NULL AS STRING) AS actual_hash,
+       CAST(NULL AS STRING) AS hash_error
 -- One row per evidence item whose snapshot_ref names a copy (under the sources.yaml being checked,
 -- $config_id) that holds no record with the cited source_id.
 FROM source_check_items i
