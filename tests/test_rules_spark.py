@@ -2,10 +2,12 @@
 
 Rules read typed, flat tables only, and the derived relations of spec 6.1 are plain views over
 them, so that a later step can run the same files on a distributed engine. This holds them to it:
-the flat tables of an archive (the corpus, plus a synthetic archive in which every rule fires) go
-to Parquet; a local Spark session creates the derived relations from sql/schema.sql's own view
-text and runs every lint rule file as it is; DuckDB does the same on the same Parquet files; the
-rows must be equal, rule by rule, as multisets.
+the flat tables of an archive (the corpus, plus a synthetic archive in which every rule fires,
+source-checked against its sources.yaml) go to Parquet; a local Spark session creates the derived
+relations from sql/schema.sql's own view text and runs every rule file (grounding, findings,
+source check) as it is; DuckDB does the same on the same Parquet files; the rows must be equal,
+rule by rule, as multisets. Parameters stay bound: a rule's ``$name`` markers are DuckDB's, and
+Spark's are ``:name``, the one spelling the runner translates.
 
 Needs pyspark >= 4.1 (recursive CTEs) and a Java runtime: ``pip install -e '.[test,spark]'``.
 Skipped without them, unless GROUNDWORK_REQUIRE_SPARK=1 (CI sets it): then their absence fails.
@@ -25,12 +27,15 @@ import ingest
 from groundwork import rules
 from groundwork.paths import SCHEMA_SQL
 from groundwork.synth import generate
+from groundwork.verify import verify_warehouse
 from groundwork.warehouse import connect
 
 from tests.conftest import CORPUS
 
-FLAT = ("runs", "spans", "payload_refs", "evidence", "delegations", "ingest_issues")
-LINT_RULES = [r for r in rules.load_rules() if not r.params]
+FLAT = ("runs", "spans", "payload_refs", "evidence", "delegations", "ingest_issues",
+        "source_configs", "source_refs", "source_records")
+VIEWS = (*rules.DERIVED, "source_check_items")
+RULES = rules.load_rules(kinds=("rule", "finding", "source"))
 
 
 def _spark_or_skip():
@@ -55,7 +60,7 @@ def view_bodies() -> dict[str, str]:
     """The SELECT of every derived view, as sql/schema.sql writes it."""
     text = SCHEMA_SQL.read_text(encoding="utf-8")
     bodies = {}
-    for name in rules.DERIVED:
+    for name in VIEWS:
         m = re.search(rf"^CREATE OR REPLACE VIEW {name} AS\n(.*?);\n", text, re.S | re.M)
         assert m, f"sql/schema.sql defines no view {name}"
         bodies[name] = m.group(1)
@@ -89,6 +94,7 @@ def engines(tmp_path_factory):
             shutil.copytree(run, archive / run.name)
     con = connect(":memory:")
     ingest.ingest_archive(con, archive)
+    config_id = verify_warehouse(con, base / "synth" / "sources.yaml", record=False).config_id
     parquet = base / "parquet"
     parquet.mkdir()
     for table in FLAT:
@@ -116,7 +122,7 @@ def engines(tmp_path_factory):
         for name, body in view_bodies().items():  # in dependency order; each computed once
             spark.sql(body).createOrReplaceTempView(name)
             spark.sql(f"CACHE TABLE {name}")
-        yield duck, spark
+        yield duck, spark, {"config_id": config_id}
     finally:
         spark.stop()
         duck.close()
@@ -127,21 +133,30 @@ def engines(tmp_path_factory):
         time.tzset()
 
 
+def spark_sql(rule: rules.Rule) -> str:
+    """The rule's SQL with Spark's parameter markers (:name) for DuckDB's ($name)."""
+    body = rule.body
+    for name in rule.params:
+        body = re.sub(rf"\${name}\b", f":{name}", body)
+    return body
+
+
 def test_every_rule_has_rows_to_compare(engines):
     """The comparison means something only where a rule finds violations."""
-    duck, _ = engines
-    silent = [r.stem for r in LINT_RULES if not duck.execute(r.body).fetchall()]
+    duck, _, context = engines
+    silent = [r.stem for r in RULES if not duck.execute(r.body, rules.bind(r, context) or None).fetchall()]
     assert silent == []
 
 
-@pytest.mark.parametrize("name", rules.DERIVED)
+@pytest.mark.parametrize("name", VIEWS)
 def test_derived_relation_is_the_same_on_spark(engines, name):
-    duck, spark = engines
+    duck, spark, _ = engines
     same_rows(spark.table(name), duck.execute(f"SELECT * FROM {name}"))
 
 
-@pytest.mark.parametrize("rule", LINT_RULES, ids=lambda r: r.stem)
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.stem)
 def test_rule_file_finds_the_same_rows_on_spark(engines, rule):
-    duck, spark = engines
-    same_rows(spark.sql(rule.body), duck.execute(rule.body))
+    duck, spark, context = engines
+    params = rules.bind(rule, context)
+    same_rows(spark.sql(spark_sql(rule), args=params or None), duck.execute(rule.body, params or None))
 
