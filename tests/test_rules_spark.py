@@ -2,11 +2,11 @@
 
 Rules read typed, flat tables only, and the derived relations of spec 6.1 are plain views over
 them, so that a later step can run the same files on a distributed engine. This holds them to it:
-the flat tables of an archive (the corpus, plus a synthetic archive in which every rule fires,
-source-checked against its sources.yaml) go to Parquet; a local Spark session creates the derived
-relations from sql/schema.sql's own view text and runs every rule file (grounding, findings,
-source check) as it is; DuckDB does the same on the same Parquet files; the rows must be equal,
-rule by rule, as multisets. Parameters stay bound: a rule's ``$name`` markers are DuckDB's, and
+a warehouse (the corpus, plus a synthetic archive in which every rule fires, source-checked
+against its sources.yaml) is exported as `groundwork export` writes it (Parquet, Hive layout); a
+local Spark session reads the export, creates the derived relations from sql/schema.sql's own
+view text and runs every rule file (grounding, findings, source check) as it is; the rows must
+equal DuckDB's on the warehouse, rule by rule, as multisets. Parameters stay bound: a rule's ``$name`` markers are DuckDB's, and
 Spark's are ``:name``, the one spelling the runner translates.
 
 Needs pyspark >= 4.1 (recursive CTEs) and a Java runtime: ``pip install -e '.[test,spark]'``.
@@ -25,6 +25,7 @@ import pytest
 
 import ingest
 from groundwork import rules
+from groundwork.export import export_parquet
 from groundwork.paths import SCHEMA_SQL
 from groundwork.synth import generate
 from groundwork.verify import verify_warehouse
@@ -95,15 +96,8 @@ def engines(tmp_path_factory):
     con = connect(":memory:")
     ingest.ingest_archive(con, archive)
     config_id = verify_warehouse(con, base / "synth" / "sources.yaml", record=False).config_id
-    parquet = base / "parquet"
-    parquet.mkdir()
-    for table in FLAT:
-        con.execute(f"COPY {table} TO '{parquet / table}.parquet' (FORMAT parquet)")  # our names, a temp path
-    con.close()
-
-    duck = connect(":memory:")
-    for table in FLAT:
-        duck.execute(f"INSERT INTO {table} SELECT * FROM read_parquet($path)", {"path": f"{parquet / table}.parquet"})
+    export = base / "export"
+    export_parquet(con, export)  # what `groundwork export` writes: the Hive layout Spark reads
 
     # PySpark turns timestamps into naive datetimes in the process's local time zone; DuckDB's
     # TIMESTAMP values are naive UTC. Read both in UTC.
@@ -118,14 +112,14 @@ def engines(tmp_path_factory):
     spark.sparkContext.setLogLevel("ERROR")
     try:
         for table in FLAT:
-            spark.read.parquet(f"{parquet / table}.parquet").createOrReplaceTempView(table)
+            spark.read.parquet(str(export / table)).createOrReplaceTempView(table)
         for name, body in view_bodies().items():  # in dependency order; each computed once
             spark.sql(body).createOrReplaceTempView(name)
             spark.sql(f"CACHE TABLE {name}")
-        yield duck, spark, {"config_id": config_id}
+        yield con, spark, {"config_id": config_id}
     finally:
         spark.stop()
-        duck.close()
+        con.close()
         if tz is None:
             os.environ.pop("TZ", None)
         else:
