@@ -344,11 +344,23 @@ def bench_size(n: int, work: Path, args) -> dict:
     show("re-ingest", run_step(GW + ["ingest", str(runs), "-w", str(wh), "-q"], cwd=ROOT))
     show("lint", run_step(GW + ["lint", "-w", str(wh)], cwd=ROOT, stdout_file=os.devnull))
     show("keep derived", run_step([PY, "-c", KEEP_DERIVED, str(wh)], cwd=ROOT))
-    show("re-lint --all", run_step(GW + ["lint", "-w", str(wh), "--all"], cwd=ROOT, stdout_file=os.devnull))
-    r = run_step([PY, "-c", LINT_PASS, str(wh)], cwd=ROOT)
-    if r.get("available") and r["rc"] == 0:
-        info = json.loads(r["stdout"].strip().splitlines()[-1])
-        r["pass_seconds"], r["pass_cpu"] = info["seconds"], info["cpu"]
+    # A full re-lint takes well under a second at 100k runs, where one sample varies by ~0.05 s:
+    # each is timed args.repeat times, alternating, in new processes; the medians are reported.
+    relints, passes = [], []
+    for _ in range(args.repeat):
+        relints.append(run_step(GW + ["lint", "-w", str(wh), "--all"], cwd=ROOT, stdout_file=os.devnull))
+        r = run_step([PY, "-c", LINT_PASS, str(wh)], cwd=ROOT)
+        if r.get("available") and r["rc"] == 0:
+            info = json.loads(r["stdout"].strip().splitlines()[-1])
+            r["pass_seconds"], r["pass_cpu"] = info["seconds"], info["cpu"]
+        passes.append(r)
+    show("re-lint --all", median_step(relints))
+    timed = [p for p in passes if "pass_seconds" in p]
+    r = median_step(passes)
+    if timed:
+        mid = sorted(timed, key=lambda p: p["pass_seconds"])[(len(timed) - 1) // 2]
+        r = dict(r, pass_seconds=mid["pass_seconds"], pass_cpu=mid["pass_cpu"],
+                 pass_walls=[p["pass_seconds"] for p in timed])
     show("re-lint in-process", r)
     show("verify", run_step(GW + ["verify", "-w", str(wh), "-s", str(arch / "sources.yaml")], cwd=ROOT,
                             stdout_file=os.devnull))
@@ -454,7 +466,10 @@ def targets(results: list[dict]) -> list[str]:
             if not lint:
                 continue
             wall = lint.get("pass_seconds", lint["wall"])
-            line = f"- {what} at {n:,} runs: {wall:.2f} s (target ≤ 2 s at 100k)"
+            samples = lint.get("pass_walls", lint.get("walls", ()))
+            each = (f" (median of {len(samples)}: " + ", ".join(f"{w:.2f}" for w in samples) + " s)"
+                    if len(samples) > 1 else "")
+            line = f"- {what} at {n:,} runs: {wall:.2f} s{each} (target ≤ 2 s at 100k)"
             if ref and ref.get("runs_per_s"):
                 line += f"; {n / wall / ref['runs_per_s']:.1f}× the reference linter's runs/s (target ≥ 20×)"
             out.append(line)
