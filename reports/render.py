@@ -10,7 +10,6 @@ cached template is used only while its source is byte for byte the one it was co
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from functools import lru_cache
