@@ -49,10 +49,24 @@ def lint(con, **kwargs) -> dict:
     return lint_warehouse(con, reuse=False, **kwargs).by_id()
 
 
+TAMPER = 7  # what tamper() adds to a run's kept chat count
+
+
 def tamper(con, *runs: str) -> None:
     """Alter the kept chat count of these runs (the verdict prints it)."""
     for run in runs:
-        con.execute("UPDATE lint_store.lint_counts SET chat_count = chat_count + 7 WHERE invocation_id = ?", [run])
+        con.execute("UPDATE lint_store.lint_counts SET chat_count = chat_count + ? WHERE invocation_id = ?", [TAMPER, run])
+
+
+def lint_reading(con, archive: Path, *, kept: str, fresh: tuple[str, ...]) -> dict:
+    """Lint: each run of ``fresh`` must get the oracle's verdict (derived again), the tampered
+    run ``kept`` its kept relations (chat count TAMPER higher). Returns the oracle's verdicts."""
+    want = oracle(archive)
+    got = lint(con)
+    for run in fresh:
+        assert got[run] == want[run]
+    assert got[kept].chat_count == want[kept].chat_count + TAMPER  # unchanged run: kept relations
+    return want
 
 
 def store_rows(con) -> dict:
@@ -90,7 +104,7 @@ def test_a_lint_never_builds_the_store_keep_derived_does_and_the_next_lint_reads
     assert store_rows(warehouse)["lint_judged"] == sorted(warehouse.execute("SELECT * FROM main.lint_judged").fetchall(), key=repr)
     tamper(warehouse, A)
     got = lint(warehouse, record=False)
-    assert got[A].chat_count == want[A].chat_count + 7  # read from the store, not derived again
+    assert got[A].chat_count == want[A].chat_count + TAMPER  # read from the store, not derived again
     assert got[B] == want[B]
 
 
@@ -131,12 +145,8 @@ def test_a_reloaded_run_is_derived_again_and_alone(warehouse, archive):
     doc["grounding_mode"] = "retrieval"
     envelope.write_text(json.dumps(doc), encoding="utf-8")
     ingest.ingest_archive(warehouse, archive)
-    want = oracle(archive)
+    want = lint_reading(warehouse, archive, kept=B, fresh=(A, C))
     assert want[A].mode == "retrieval"
-    got = lint(warehouse)
-    assert got[A] == want[A]
-    assert got[B].chat_count == want[B].chat_count + 7  # unchanged run: kept relations
-    assert got[C] == want[C]
 
 
 def test_a_new_run_is_derived_alone_with_a_key_of_its_own(warehouse, archive):
@@ -147,10 +157,7 @@ def test_a_new_run_is_derived_alone_with_a_key_of_its_own(warehouse, archive):
     assert new < max(A, B, C)
     shutil.copytree(CORPUS / "runs" / new, archive / new)
     ingest.ingest_archive(warehouse, archive)
-    want = oracle(archive)
-    got = lint(warehouse)
-    assert got[new] == want[new] and got[A] == want[A] and got[C] == want[C]
-    assert got[B].chat_count == want[B].chat_count + 7
+    lint_reading(warehouse, archive, kept=B, fresh=(new, A, C))
     assert warehouse.execute("SELECT count(DISTINCT run_key), count(*) FROM lint_store.lint_runs").fetchall() == [(4, 4)]
 
 
@@ -164,7 +171,7 @@ def test_when_many_runs_changed_the_lint_derives_for_itself_and_keep_derived_cat
     assert lint(warehouse) == want  # B read from the runs, not from the (altered) store
     assert store_rows(warehouse) == before
     assert keep_derived(warehouse) == "refreshed"  # 1 of 3: not over half, derived again alone
-    assert lint(warehouse)[B].chat_count == want[B].chat_count + 7
+    assert lint(warehouse)[B].chat_count == want[B].chat_count + TAMPER
     warehouse.execute("UPDATE runs SET ingest_id = ingest_id + 100 WHERE invocation_id <> ?", [C])  # 2 of 3
     assert keep_derived(warehouse) == "built"
     assert lint(warehouse) == want
@@ -179,11 +186,7 @@ def test_a_changed_run_is_derived_again_even_when_the_counts_of_runs_agree(wareh
     tamper(warehouse, A, B)
     warehouse.execute("UPDATE runs SET ingest_id = ingest_id - 1 WHERE invocation_id = ?", [A])
     assert rules.store_runs_agree(warehouse) == 3
-    want = oracle(archive)
-    got = lint(warehouse)
-    assert got[A] == want[A]
-    assert got[B].chat_count == want[B].chat_count + 7  # unchanged run: kept relations
-    assert got[C] == want[C]
+    lint_reading(warehouse, archive, kept=B, fresh=(A, C))
 
 
 def test_a_removed_run_leaves_the_store(warehouse, archive):
@@ -199,13 +202,10 @@ def test_a_removed_run_leaves_the_store(warehouse, archive):
 
 
 def test_a_run_without_ingest_id_is_derived_on_every_lint(warehouse, archive):
-    want = oracle(archive)
     warehouse.execute("UPDATE runs SET ingest_id = NULL WHERE invocation_id = ?", [A])
     keep_derived(warehouse)
     tamper(warehouse, A, B)
-    got = lint(warehouse)
-    assert got[A] == want[A]
-    assert got[B].chat_count == want[B].chat_count + 7
+    lint_reading(warehouse, archive, kept=B, fresh=(A,))
 
 
 def outdated_store_is_ignored_then_rebuilt(warehouse, archive) -> None:
