@@ -218,14 +218,14 @@ def run_step(cmd, *, cwd=None, stdout_file=None) -> dict:
             "rc": info["rc"], "stdout": (p.stdout or b"").decode(errors="replace")[-2000:], "stderr": err[-2000:]}
 
 
-def median_step(runs: list[dict]) -> dict:
-    """The run with the median wall time (its CPU and RSS too), with every wall time kept."""
-    ok = [r for r in runs if r.get("available")]
+def median_step(runs: list[dict], key: str = "wall", samples: str = "walls") -> dict:
+    """The run with the median ``key`` time (its CPU and RSS too), with every such time kept
+    under ``samples``. Only runs that have ``key`` count."""
+    ok = [r for r in runs if r.get("available") and key in r]
     if not ok:
         return runs[0]
-    ok.sort(key=lambda r: r["wall"])
-    r = dict(ok[(len(ok) - 1) // 2])
-    r["walls"] = [x["wall"] for x in runs if x.get("available")]
+    r = dict(sorted(ok, key=lambda x: x[key])[(len(ok) - 1) // 2])
+    r[samples] = [x[key] for x in ok]  # in the order they were measured
     return r
 
 
@@ -355,13 +355,7 @@ def bench_size(n: int, work: Path, args) -> dict:
             r["pass_seconds"], r["pass_cpu"] = info["seconds"], info["cpu"]
         passes.append(r)
     show("re-lint --all", median_step(relints))
-    timed = [p for p in passes if "pass_seconds" in p]
-    r = median_step(passes)
-    if timed:
-        mid = sorted(timed, key=lambda p: p["pass_seconds"])[(len(timed) - 1) // 2]
-        r = dict(r, pass_seconds=mid["pass_seconds"], pass_cpu=mid["pass_cpu"],
-                 pass_walls=[p["pass_seconds"] for p in timed])
-    show("re-lint in-process", r)
+    show("re-lint in-process", median_step(passes, key="pass_seconds", samples="pass_walls"))
     show("verify", run_step(GW + ["verify", "-w", str(wh), "-s", str(arch / "sources.yaml")], cwd=ROOT,
                             stdout_file=os.devnull))
     r = run_step([PY, "-c", NIGHTLY, str(runs), str(wh), str(arch / "sources.yaml"), str(rep)], cwd=ROOT)
