@@ -108,6 +108,8 @@ def engines(tmp_path_factory):
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
              .config("spark.sql.session.timeZone", "UTC").config("spark.driver.memory", "1g")
              .config("spark.sql.adaptive.enabled", "false")  # re-planning tiny stages: 67 -> 41 s here
+             # its default, ./spark-warehouse, would leave an empty folder in the user's checkout
+             .config("spark.sql.warehouse.dir", str(base / "spark-warehouse"))
              .getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     try:
