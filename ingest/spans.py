@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import os
 
 from . import issues as K
 from .issues import Issues
@@ -27,6 +28,20 @@ OWNED = ("dd.operation", "dd.agent_id", "dd.source_id", "dd.content_hash", "dd.m
 _ABSENT = object()
 STATUS_CODES = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET",
                 "STATUS_CODE_OK": "OK", "STATUS_CODE_ERROR": "ERROR"}
+
+
+def _load_native():
+    """The C fast path (ingest/_spans_native.c), None when it is not built or GROUNDWORK_NATIVE=off."""
+    if os.environ.get("GROUNDWORK_NATIVE", "").strip().lower() in ("off", "0", "no", "false"):
+        return None
+    try:
+        from . import _spans_native
+    except ImportError:
+        return None
+    return _spans_native
+
+
+_native = _load_native()
 
 
 class SpanRecord:
@@ -72,6 +87,13 @@ def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newlin
         exact = needs_exact(text)
     if surrogates is None:
         surrogates = may_hold_surrogate(text)
+    if _native is not None and not exact and not surrogates:
+        # Every line a well-formed SDK span line in a restricted JSON grammar (printable ASCII, no
+        # escapes, floats or duplicate keys): the same rows from C, or None -> the path below.
+        native_rows = _native.sdk_rows(text, inv, iso_times)
+        if native_rows is not None:
+            return (native_rows, "sdk" if native_rows else None,
+                    [SpanRecord(r[4], r[6], r[8], r[2]) for r in native_rows])
     lone_found = False
     lines = text.splitlines()
     last = len(lines)
