@@ -7,6 +7,10 @@
 --     value (Python json.dumps form) so that templates can render its Python repr (spec 6.10).
 --   * Times are UTC TIMESTAMP at microsecond precision; span ids carry no `0x`.
 --   * Rules read these typed, flat tables only; all JSON work happens in ingest.
+--   * Whole documents (envelope, request, span attributes, evidence content and elements) are
+--     stored USING COMPRESSION zstd: no rule reads them, and DuckDB then skips trying its other
+--     string methods on them at every checkpoint (an ingest's closing checkpoint: 0.38 -> 0.26 s
+--     at 20,000 runs; the file 11% smaller). A warehouse created before keeps its compression.
 
 CREATE TABLE IF NOT EXISTS schema_info (
     key   VARCHAR PRIMARY KEY,
@@ -131,8 +135,8 @@ CREATE TABLE IF NOT EXISTS runs (
     span_count                 INTEGER,
     recorded_grounding         VARCHAR,
     recorded_sources           VARCHAR,
-    envelope_json              JSON,
-    request_json               JSON,
+    envelope_json              JSON USING COMPRESSION zstd,
+    request_json               JSON USING COMPRESSION zstd,
     files_fingerprint          VARCHAR,
     content_fingerprint        VARCHAR,
     parser_version             INTEGER
@@ -205,7 +209,7 @@ CREATE TABLE IF NOT EXISTS spans (
     dd_grounding_mode_is_string BOOLEAN,
     status_code             VARCHAR,
     service_name            VARCHAR,
-    attributes              JSON,
+    attributes              JSON USING COMPRESSION zstd,
     start_unix_nano         BIGINT,
     end_unix_nano           BIGINT,
     start_workbench_ns      DOUBLE,
@@ -274,11 +278,11 @@ CREATE TABLE IF NOT EXISTS evidence (
     retrieved_at        VARCHAR,
     hash_algorithm      VARCHAR,
     content_type        VARCHAR,
-    content_json        JSON,
+    content_json        JSON USING COMPRESSION zstd,
     computed_hash       VARCHAR,
     canonical_error     VARCHAR,
     item_type           VARCHAR,
-    item_json           VARCHAR,
+    item_json           VARCHAR USING COMPRESSION zstd,
     snapshot_ref_json   VARCHAR
 );
 COMMENT ON TABLE evidence IS 'One row per envelope evidence element, in order, with the hash of its content recomputed under its canonicalisation (spec 4).';
