@@ -7,6 +7,7 @@ import json
 
 import orjson
 
+from . import native
 from .pyrepr import pyrepr, pystr
 
 REGISTERED = ("dd-envelope-json-v1", "dd-input-json-v1", "dd-json-document-v1", "json-sorted-utf8-v1")
@@ -18,8 +19,14 @@ class CanonicalisationError(ValueError):
     """Hashing failed; str(error) is the exact text the workbench prints."""
 
 
-# orjson writes every string, integer, boolean and null exactly as json.dumps(ensure_ascii=False)
-# does (all escapes checked over every code point) and sorts keys in the same code point order.
+# groundwork/_canonical_native.c: exactly json.dumps' bytes for the types JSON parsers produce,
+# or None (then json.dumps below decides). None when not built or GROUNDWORK_NATIVE=off.
+_native = native.load("groundwork._canonical_native")
+
+
+# Without the C extension: orjson writes every string, integer, boolean and null exactly as
+# json.dumps(ensure_ascii=False) does (all escapes checked over every code point) and sorts keys
+# in the same code point order.
 # Floats differ only where it writes an exponent (always signed: e+ / e-) or a plain decimal
 # below 1e-4 (Python writes 1e-05 where orjson writes 0.00001). Such a number token always holds
 # one of these markers and starts right after ':', ',' or '[' (or at the very start): a marker
@@ -46,12 +53,17 @@ def _orjson_may_differ(data: bytes) -> bool:
 def canonical_bytes(value, fast: bool = False) -> bytes:
     """Serialise like json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False), UTF-8.
 
+    The C extension serialises any value it can (``fast`` then changes nothing). Without it,
     ``fast`` may be passed for a value orjson parsed (so it holds no integer beyond 64 bits, no
     NaN/Infinity and no lone surrogate): orjson then serialises it, unless its output could
     differ from json.dumps (see above) or it refuses the value (nesting deeper than
     254), in which case json.dumps does.
     """
-    if fast:
+    if _native is not None:
+        data = _native.canonical(value)
+        if data is not None:
+            return data
+    elif fast:
         try:
             data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
         except orjson.JSONEncodeError:
