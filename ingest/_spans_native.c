@@ -61,6 +61,7 @@ static const char *const OWNED[10] = {
     "dd.operation", "dd.agent_id", "dd.source_id", "dd.content_hash", "dd.model_id",
     "dd.input_tokens", "dd.output_tokens", "dd.outcome", "dd.grounding_mode", "dd.input_hash"};
 #define GM_INDEX 8
+static Py_ssize_t OWNED_LEN[10];
 
 typedef struct {
     int t;
@@ -77,9 +78,14 @@ typedef struct {
     Key *keys;
     Py_ssize_t nkeys;
     Val slot[NSLOTS];
+    /* the last "resource" value parsed (the same text on nearly every line): identical text
+     * parses to the identical result, so it is compared instead of parsed again */
+    const char *res_b;
+    Py_ssize_t res_n;
+    Val res_attrs, res_service;
 } Parser;
 
-/* 1: plain string character, 2: ASCII digit, 0: anything that ends a string scan */
+/* 1: a character a string may hold as it is (0x20..0x7E except '"' and '\\'), else 0 */
 static unsigned char CLS[256];
 
 static void
@@ -87,11 +93,43 @@ init_tables(void)
 {
     for (int c = 0x20; c <= 0x7E; c++)
         CLS[c] = 1;
-    for (int c = '0'; c <= '9'; c++)
-        CLS[c] = 2;
     CLS['"'] = 0;
     CLS['\\'] = 0;
+    for (int i = 0; i < 10; i++)
+        OWNED_LEN[i] = (Py_ssize_t)strlen(OWNED[i]);
 }
+
+static inline int
+is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* jsontext.needs_exact: a run of 19 or more ASCII digits anywhere. Such a run covers a position
+ * i with i % 19 == 18, so only those are looked at (and the run around them measured). */
+static int
+has_long_digit_run(const char *d, Py_ssize_t n)
+{
+    for (Py_ssize_t i = MAX_DIGITS; i < n; i += MAX_DIGITS + 1) {
+        if (!is_digit(d[i]))
+            continue;
+        Py_ssize_t lo = i, hi = i;
+        while (lo > 0 && is_digit(d[lo - 1]) && hi - lo < MAX_DIGITS)
+            lo--;
+        while (hi + 1 < n && is_digit(d[hi + 1]) && hi - lo < MAX_DIGITS)
+            hi++;
+        if (hi - lo >= MAX_DIGITS)
+            return 1;
+    }
+    return 0;
+}
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+/* some byte of w is zero / below n (n <= 128) / above n (n <= 127): exact as booleans */
+#define HAS_ZERO(w) (((w) - ONES) & ~(w) & HIGHS)
+#define HAS_LESS(w, n) (((w) - ONES * (n)) & ~(w) & HIGHS)
+#define HAS_MORE(w, n) ((((w) + ONES * (127 - (n))) | (w)) & HIGHS)
 
 static inline const char *
 skip_spaces(const char *p, const char *end)
@@ -106,22 +144,19 @@ static inline int
 scan_string(const char **pp, const char *end, const char **b, const char **e)
 {
     const char *p = *pp + 1;
-    int run = 0;
     *b = p;
-    while (p < end) {
-        unsigned char k = CLS[(unsigned char)*p];
-        if (k == 1) {
-            run = 0;
-        }
-        else if (k == 2) {
-            if (++run > MAX_DIGITS)
-                return DECLINE;
-        }
-        else {
+    /* eight characters at a time while none is '"', '\\', below 0x20 or above 0x7E */
+    while (end - p >= 8) {
+        uint64_t w, q, s;
+        memcpy(&w, p, 8);
+        q = w ^ (ONES * '"');
+        s = w ^ (ONES * '\\');
+        if (HAS_ZERO(q) | HAS_ZERO(s) | HAS_LESS(w, 0x20) | HAS_MORE(w, 0x7E))
             break;
-        }
-        p++;
+        p += 8;
     }
+    while (p < end && CLS[(unsigned char)*p])
+        p++;
     if (p >= end || *p != '"')
         return DECLINE;
     *e = p;
@@ -129,12 +164,7 @@ scan_string(const char **pp, const char *end, const char **b, const char **e)
     return OK;
 }
 
-static inline int
-key_is(const char *k, Py_ssize_t n, const char *lit)
-{
-    size_t m = strlen(lit);
-    return (size_t)n == m && memcmp(k, lit, m) == 0;
-}
+#define key_is(k, n, lit) ((n) == (Py_ssize_t)sizeof(lit) - 1 && memcmp((k), (lit), sizeof(lit) - 1) == 0)
 
 /* which slot a member of an object in `role` fills, and the role of its value */
 static int
@@ -167,7 +197,7 @@ classify(int role, const char *k, Py_ssize_t n, int *child)
     case R_ATTRS:
         if (n > 3 && k[0] == 'd' && k[1] == 'd' && k[2] == '.') {
             for (int i = 0; i < 10; i++)
-                if (key_is(k, n, OWNED[i]))
+                if (n == OWNED_LEN[i] && memcmp(k, OWNED[i], (size_t)n) == 0)
                     return S_DD0 + i;
         }
         return S_NONE;
@@ -259,6 +289,14 @@ parse_value(Parser *ps, const char **pp, int depth, int role, Val *out)
     else if (c == '{') {
         if (depth >= MAX_DEPTH)
             return DECLINE;
+        if (role == R_RESOURCE && ps->res_n > 0 && end - p >= ps->res_n && memcmp(p, ps->res_b, (size_t)ps->res_n) == 0) {
+            ps->slot[S_RES_ATTRS] = ps->res_attrs;
+            ps->slot[S_SERVICE] = ps->res_service;
+            out->t = A_OBJ;
+            out->b = p;
+            out->e = *pp = p + ps->res_n;
+            return OK;
+        }
         out->b = p;
         Py_ssize_t base = ps->nkeys;
         p = skip_spaces(p + 1, end);
@@ -272,7 +310,7 @@ parse_value(Parser *ps, const char **pp, int depth, int role, Val *out)
                     return DECLINE;
                 Py_ssize_t kn = ke - kb;
                 for (Py_ssize_t i = base; i < ps->nkeys; i++) {
-                    if (ps->keys[i].n == kn && memcmp(ps->keys[i].k, kb, (size_t)kn) == 0)
+                    if (ps->keys[i].n == kn && ps->keys[i].k[0] == kb[0] && memcmp(ps->keys[i].k, kb, (size_t)kn) == 0)
                         return DECLINE; /* duplicate key: json.loads keeps the last value */
                 }
                 if (ps->nkeys >= KEY_STACK || ps->nkeys - base >= MAX_OBJECT_KEYS)
@@ -310,6 +348,12 @@ parse_value(Parser *ps, const char **pp, int depth, int role, Val *out)
         ps->nkeys = base;
         out->t = A_OBJ;
         out->e = p;
+        if (role == R_RESOURCE) {
+            ps->res_b = out->b;
+            ps->res_n = out->e - out->b;
+            ps->res_attrs = ps->slot[S_RES_ATTRS];
+            ps->res_service = ps->slot[S_SERVICE];
+        }
     }
     else {
         return DECLINE;
@@ -347,6 +391,31 @@ mkquoted(const char *b, Py_ssize_t n)
     return o;
 }
 
+/* The last string made for one column: values repeated from line to line (trace id, service,
+ * agent id, ...) share one str object. */
+typedef struct {
+    const char *b;
+    Py_ssize_t n;
+    PyObject *obj;
+} Last;
+
+static PyObject *
+cached_str(Last *c, const char *b, Py_ssize_t n)
+{
+    if (c->obj != NULL && c->n == n && memcmp(c->b, b, (size_t)n) == 0) {
+        Py_INCREF(c->obj);
+        return c->obj;
+    }
+    PyObject *o = mkstr(b, n);
+    if (o != NULL) {
+        Py_XSETREF(c->obj, o);
+        Py_INCREF(o);
+        c->b = b;
+        c->n = n;
+    }
+    return o;
+}
+
 static inline PyObject *
 newref(PyObject *o)
 {
@@ -356,12 +425,12 @@ newref(PyObject *o)
 
 /* vstr() of a scalar: the string itself, the integer's digits, True/False/None */
 static int
-vstr_of(const Val *v, PyObject **out)
+vstr_of(const Val *v, Last *c, PyObject **out)
 {
     switch (v->t) {
     case A_STR:
     case A_INT:
-        *out = mkstr(v->b, v->e - v->b);
+        *out = cached_str(c, v->b, v->e - v->b);
         break;
     case A_TRUE:
         *out = newref(S_TRUE_STR);
@@ -406,12 +475,12 @@ dumps_of(const Val *v, PyObject **out)
 
 /* An id without a leading "0x" (jsontext.strip0x) */
 static PyObject *
-strip0x(const Val *v)
+strip0x(const Val *v, Last *c)
 {
     const char *b = v->b;
     if (v->e - b >= 2 && b[0] == '0' && b[1] == 'x')
         b += 2;
-    return mkstr(b, v->e - b);
+    return c != NULL ? cached_str(c, b, v->e - b) : mkstr(b, v->e - b);
 }
 
 /* The object text [b, e) without whitespace outside strings: orjson.dumps of the parsed dict
@@ -592,7 +661,7 @@ ns_of(long long us, int fits)
 /* One row (a new tuple in *out) from the slots of a parsed line. */
 static int
 make_row(Parser *ps, PyObject *inv, Py_ssize_t ord, Py_ssize_t line_no, PyObject *iso, TimeCache *tc,
-         char **buf, Py_ssize_t *cap, PyObject **out)
+         Last *last, char **buf, Py_ssize_t *cap, PyObject **out)
 {
     Val *sl = ps->slot;
     /* _well_formed_sdk */
@@ -630,19 +699,19 @@ make_row(Parser *ps, PyObject *inv, Py_ssize_t ord, Py_ssize_t line_no, PyObject
     SET(1, PyLong_FromSsize_t(ord));
     SET(2, PyLong_FromSsize_t(line_no));
     SET(3, newref(S_SDK));
-    SET(4, mkstr(sl[S_NAME].b, sl[S_NAME].e - sl[S_NAME].b));
+    SET(4, cached_str(&last[4], sl[S_NAME].b, sl[S_NAME].e - sl[S_NAME].b));
     SET(5, mkquoted(sl[S_NAME].b, sl[S_NAME].e - sl[S_NAME].b));
-    SET(6, strip0x(&sl[S_SPAN_ID]));
-    SET(7, strip0x(&sl[S_TRACE_ID]));
+    SET(6, strip0x(&sl[S_SPAN_ID], NULL));
+    SET(7, strip0x(&sl[S_TRACE_ID], &last[7]));
     if (sl[S_PARENT].t == A_STR && sl[S_PARENT].e > sl[S_PARENT].b)
-        SET(8, strip0x(&sl[S_PARENT]));
+        SET(8, strip0x(&sl[S_PARENT], NULL));
     else
         SET(8, newref(Py_None));
     for (int i = 0; i < 10; i++) {
         if (sl[S_DD0 + i].t == A_ABSENT)
             SET(11 + i, newref(Py_None));
         else
-            STEP(11 + i, vstr_of(&sl[S_DD0 + i], &o_));
+            STEP(11 + i, vstr_of(&sl[S_DD0 + i], &last[11 + i], &o_));
     }
     if (sl[S_DD0 + GM_INDEX].t == A_ABSENT) {
         SET(21, newref(Py_None));
@@ -655,11 +724,11 @@ make_row(Parser *ps, PyObject *inv, Py_ssize_t ord, Py_ssize_t line_no, PyObject
     if (sl[S_STATUS_CODE].t == A_ABSENT)
         SET(23, newref(Py_None));
     else
-        STEP(23, vstr_of(&sl[S_STATUS_CODE], &o_));
+        STEP(23, vstr_of(&sl[S_STATUS_CODE], &last[23], &o_));
     if (sl[S_SERVICE].t == A_ABSENT)
         SET(24, newref(Py_None));
     else
-        STEP(24, vstr_of(&sl[S_SERVICE], &o_));
+        STEP(24, vstr_of(&sl[S_SERVICE], &last[24], &o_));
     if (sl[S_ATTRS].t == A_OBJ)
         STEP(25, minify(&sl[S_ATTRS], buf, cap, &o_));
     else
@@ -706,7 +775,7 @@ sdk_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "sdk_rows: iso_times must be callable");
         return NULL;
     }
-    if (size > MAX_SIZE)
+    if (size > MAX_SIZE || has_long_digit_run(data, size))
         Py_RETURN_NONE;
 
     /* text must stay alive (and unchanged: str and bytes are immutable) while we point into it */
@@ -717,6 +786,8 @@ sdk_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t cap = 0;
     TimeCache tc;
     tc.n = tc.next = 0;
+    Last last[NCOLS];
+    memset(last, 0, sizeof last);
     int rc = OK;
     if (rows == NULL || keys == NULL) {
         if (keys == NULL)
@@ -726,6 +797,8 @@ sdk_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     Parser ps;
     ps.keys = keys;
+    ps.res_b = NULL;
+    ps.res_n = 0;
     const char *p = data, *stop = data + size;
     Py_ssize_t line_no = 0;
     while (p < stop) {
@@ -749,7 +822,7 @@ sdk_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             break;
         }
         PyObject *row = NULL;
-        rc = make_row(&ps, inv, PyList_GET_SIZE(rows), line_no, iso, &tc, &buf, &cap, &row);
+        rc = make_row(&ps, inv, PyList_GET_SIZE(rows), line_no, iso, &tc, last, &buf, &cap, &row);
         if (rc != OK)
             break;
         int appended = PyList_Append(rows, row);
@@ -760,6 +833,8 @@ sdk_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
     }
 done:
+    for (int i = 0; i < NCOLS; i++)
+        Py_XDECREF(last[i].obj);
     PyMem_Free(keys);
     PyMem_Free(buf);
     Py_DECREF(text);

@@ -13,7 +13,7 @@ from .envelope import delegation_rows, envelope_columns, evidence_rows, payload_
 from .issues import Issues, reason
 from .jsontext import decode_utf8, has_lone_surrogate, loads, may_hold_surrogate, needs_exact_bytes, parse, vstr
 from .scan import FileEntry, RunListing
-from .spans import check_cycles, parse_spans
+from .spans import check_cycles, native_spans, parse_spans
 from .tables import COLUMNS, RowSet
 
 # Bump when parsing changes what is stored: runs loaded by an older parser are reloaded.
@@ -115,15 +115,24 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
     elif f.error is not None:
         issues.add(spath, None, f.error[0], f.error[1], lint=True)
     else:
-        text, problems = decode_utf8(f.data)
-        for p in problems:
-            issues.add(spath, p.line, p.kind, p.message, lint=True)
-        if not text.strip():
+        # The C fast path reads the bytes as they are (printable ASCII only: nothing to decode,
+        # no issue but an empty file); None -> decode and parse in Python.
+        parsed = native_spans(f.data, inv)
+        if parsed is None:
+            text, problems = decode_utf8(f.data)
+            for p in problems:
+                issues.add(spath, p.line, p.kind, p.message, lint=True)
+            blank = not text.strip()
+        else:
+            blank = not parsed[0]
+        if blank:
             issues.add(spath, None, K.EMPTY_FILE,
                        "spans.jsonl is empty (the workbench lints it as 0 spans)" if not f.data
                        else "spans.jsonl holds only whitespace (the workbench lints it as 0 spans)")
-        rows, fmt, records = parse_spans(text, inv, spath, issues, f.data.endswith((b"\n", b"\r")),
-                                         needs_exact_bytes(f.data), may_hold_surrogate(f.data))
+        if parsed is None:
+            parsed = parse_spans(text, inv, spath, issues, f.data.endswith((b"\n", b"\r")),
+                                 needs_exact_bytes(f.data), may_hold_surrogate(f.data), try_native=False)
+        rows, fmt, records = parsed
         check_cycles(records, spath, issues)
         out.rows["spans"] = rows
         run["span_format"] = fmt

@@ -73,12 +73,25 @@ def _row(inv, ord_, line_no, fmt, name, name_present, span_id, trace_id, parent_
             *dd, gm_json, gm_is_str, status_code, service_name, attrs_json, start_ns, end_ns, start_wb, end_wb)
 
 
+def native_spans(data: str | bytes, inv: str):
+    """parse_spans' result from the C fast path (the raw file bytes or the decoded text), or None
+    when it is off or declines: then parse_spans must run. An accepted file is printable ASCII
+    and has no issue at all; it has no span exactly when it holds only spaces and newlines."""
+    if _native is None:
+        return None
+    rows = _native.sdk_rows(data, inv, iso_times)
+    if rows is None:
+        return None
+    return rows, "sdk" if rows else None, [SpanRecord(r[4], r[6], r[8], r[2]) for r in rows]
+
+
 def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newline: bool, exact: bool | None = None,
-                surrogates: bool | None = None):
+                surrogates: bool | None = None, try_native: bool = True):
     """Parse the decoded text of a spans file.
 
     Returns ``(rows, span_format, records)``: span table rows, ``sdk``/``otlp``/``mixed`` (None
-    when there is no span), and the records for the cycle check.
+    when there is no span), and the records for the cycle check. ``try_native=False``: the
+    caller already had native_spans decline this file.
     """
     rows: list[tuple] = []
     records: list[SpanRecord] = []
@@ -87,13 +100,12 @@ def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newlin
         exact = needs_exact(text)
     if surrogates is None:
         surrogates = may_hold_surrogate(text)
-    if _native is not None and not exact and not surrogates:
+    if try_native and not exact and not surrogates:
         # Every line a well-formed SDK span line in a restricted JSON grammar (printable ASCII, no
-        # escapes, floats or duplicate keys): the same rows from C, or None -> the path below.
-        native_rows = _native.sdk_rows(text, inv, iso_times)
-        if native_rows is not None:
-            return (native_rows, "sdk" if native_rows else None,
-                    [SpanRecord(r[4], r[6], r[8], r[2]) for r in native_rows])
+        # escapes, floats or duplicate keys): the same result from C, or None -> the path below.
+        parsed = native_spans(text, inv)
+        if parsed is not None:
+            return parsed
     lone_found = False
     lines = text.splitlines()
     last = len(lines)

@@ -23,7 +23,7 @@ from ingest import spans
 from ingest.issues import Issues
 from ingest.jsontext import iso_times, may_hold_surrogate, needs_exact_bytes
 from ingest.parse import parse_run
-from ingest.scan import list_and_read
+from ingest.scan import FileEntry, RunListing, list_and_read
 
 from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS
 
@@ -119,19 +119,25 @@ def test_synthetic_archive_files_agree_and_take_the_fast_path(synth_runs):
     assert taken >= 0.9 * len(files)
 
 
+def run_both_ways(listing_of):
+    """parse_run's rows of every table and issues with the fast path off and on."""
+    outputs = []
+    for mode in (None, native):
+        saved, spans._native = spans._native, mode
+        try:
+            rowset, issues = parse_run(listing_of(), 7)
+        finally:
+            spans._native = saved
+        outputs.append(({t: typed(r) for t, r in rowset.rows.items()}, issues.items))
+    return outputs
+
+
 def test_parse_run_is_the_same_with_and_without_the_fast_path(synth_runs):
     """Whole runs (rows of every table, issues, lintable verdict, cycle issues) do not change."""
     names = sorted(p.name for p in synth_runs.iterdir() if (p / "spans.jsonl").exists())[:60]
     for name in names:
-        outputs = []
-        for mode in (None, native):
-            saved, spans._native = spans._native, mode
-            try:
-                rowset, issues = parse_run(list_and_read(str(synth_runs), str(synth_runs), name, False), 7)
-            finally:
-                spans._native = saved
-            outputs.append(({t: typed(r) for t, r in rowset.rows.items()}, issues.items))
-        assert outputs[0] == outputs[1], name
+        off, on = run_both_ways(lambda: list_and_read(str(synth_runs), str(synth_runs), name, False))
+        assert off == on, name
 
 
 # ----------------------------------------------------------------------------- hand-made lines
@@ -236,6 +242,21 @@ def test_fast_path_takes_ordinary_shapes(label):
 @pytest.mark.parametrize("label", sorted(DECLINED))
 def test_fast_path_declines_what_is_outside_its_grammar(label):
     assert not check(DECLINED[label]), f"{label}: taken"
+
+
+@pytest.mark.parametrize("label", sorted(ACCEPTED) + sorted(DECLINED))
+def test_parse_run_reads_the_raw_bytes_the_same_way(label):
+    """parse_run hands the raw bytes to the fast path (no decoding): same rows and issues,
+    including the empty-file issue and files with a BOM or invalid UTF-8."""
+    text = {**ACCEPTED, **DECLINED}[label]
+    for data in (text.encode("utf-8"), b"\xef\xbb\xbf" + text.encode("utf-8"), text.encode("utf-8") + b"\xff\n"):
+        def listing():
+            run = RunListing("01a22a33-0000-7000-8000-00000000000f")
+            run.files["spans.jsonl"] = FileEntry("spans.jsonl", len(data), 0, data, "0" * 64)
+            return run
+
+        off, on = run_both_ways(listing)
+        assert off == on
 
 
 def test_known_row_of_a_workbench_line():
