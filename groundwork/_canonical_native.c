@@ -114,6 +114,7 @@ putc1(Writer *w, char c)
 /* ESC[c] for c < 0x80: 0 = written raw, 'u' = \u00xx, else the letter after the backslash */
 static char ESC[128];
 static const char HEX[] = "0123456789abcdef";
+#define ONES UINT64_C(0x0101010101010101)
 
 static void
 init_tables(void)
@@ -153,20 +154,33 @@ write_str(Writer *w, PyObject *s)
     Py_ssize_t n = PyUnicode_GET_LENGTH(s);
     const void *data = PyUnicode_DATA(s);
     if (PyUnicode_IS_ASCII(s)) {
+        /* copy 8 bytes at a time while none of them needs an escape (< 0x20, '"', '\\') */
+        if (reserve(w, n + 2) < 0)
+            return ERROR;
         const unsigned char *a = (const unsigned char *)data;
+        char *p = w->buf + w->len;
+        *p++ = '"';
         Py_ssize_t i = 0;
-        while (i < n && !ESC[a[i]])
+        for (; i + 8 <= n; i += 8) {
+            uint64_t x;
+            memcpy(&x, a + i, 8);
+            uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
+            /* high bit of a byte set where it is < 0x20 or zero after the xor (bytes are < 0x80) */
+            uint64_t hit = ((x - ONES * 0x20) | (q - ONES) | (b - ONES)) & ~x & (ONES * 0x80);
+            if (hit)
+                break;
+            memcpy(p + i, &x, 8);
+        }
+        while (i < n && !ESC[a[i]]) {
+            p[i] = (char)a[i];
             i++;
-        if (i == n) { /* nothing to escape: the bytes themselves */
-            if (reserve(w, n + 2) < 0)
-                return ERROR;
-            char *p = w->buf + w->len;
-            *p++ = '"';
-            memcpy(p, a, (size_t)n);
+        }
+        if (i == n) {
             p[n] = '"';
             w->len += n + 2;
             return OK;
         }
+        /* an escape: the general loop below writes the whole string again */
     }
     int kind = PyUnicode_KIND(s);
     if (putc1(w, '"') < 0)
@@ -253,7 +267,7 @@ write_float(Writer *w, PyObject *v)
 }
 
 /* code point order of two str objects (Python's <) */
-static int
+static inline int
 str_cmp(PyObject *a, PyObject *b)
 {
     Py_ssize_t la = PyUnicode_GET_LENGTH(a), lb = PyUnicode_GET_LENGTH(b);
@@ -261,7 +275,10 @@ str_cmp(PyObject *a, PyObject *b)
     int ka = PyUnicode_KIND(a), kb = PyUnicode_KIND(b);
     const void *da = PyUnicode_DATA(a), *db = PyUnicode_DATA(b);
     if (ka == PyUnicode_1BYTE_KIND && kb == PyUnicode_1BYTE_KIND) {
-        int c = memcmp(da, db, (size_t)n);
+        const unsigned char *ca = (const unsigned char *)da, *cb = (const unsigned char *)db;
+        if (n && ca[0] != cb[0]) /* keys mostly differ in their first character */
+            return ca[0] < cb[0] ? -1 : 1;
+        int c = memcmp(ca, cb, (size_t)n);
         if (c)
             return c;
     } else {

@@ -166,6 +166,17 @@ def test_spec_vectors(value, data, sha):
     assert hashlib.sha256(data).hexdigest() == sha
 
 
+def test_escape_at_every_position_of_ascii_strings():
+    """ASCII strings are copied 8 bytes at a time until one needs an escape: every escaped
+    character at every offset of strings of 1..25 characters."""
+    for n in range(1, 26):
+        for i in range(n):
+            for c in "\x00\x08\t\n\x0c\r\x1f\"\\":
+                text = "a" * i + c + "~" * (n - i - 1)
+                assert native.canonical([text, {text: text}]) == reference([text, {text: text}])
+    assert native.canonical("\x7f" * 17 + " /~") == reference("\x7f" * 17 + " /~")
+
+
 def test_lone_surrogate_gives_the_workbench_error():
     for value in ({"a": "x\ud83d"}, ["\udc00"], {"\ud800": None}):
         assert native.canonical(value) is None
