@@ -6,8 +6,7 @@ declines (None), and canonical_bytes then gives json.dumps' result or its except
 outcome -- bytes, CanonicalisationError text, RecursionError, ValueError -- is the same with the
 extension and without it (GROUNDWORK_NATIVE=off).
 
-Skipped when the extension is not built, unless GROUNDWORK_REQUIRE_NATIVE=1 (CI sets it): then
-its absence fails.
+Skipped when the extension is not built, unless GROUNDWORK_REQUIRE_NATIVE=1 (native_support).
 """
 
 from __future__ import annotations
@@ -29,20 +28,9 @@ from groundwork.canonical import CanonicalisationError, canonical_bytes
 from ingest import ingest_archive
 
 from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS, fresh_con
+from native_support import built
 
-try:
-    from groundwork import _canonical_native as native
-except ImportError:
-    native = None
-
-
-@pytest.fixture(autouse=True)
-def _native_built():
-    if native is None:
-        reason = "groundwork._canonical_native is not built (pip install -e . with a C compiler)"
-        if os.environ.get("GROUNDWORK_REQUIRE_NATIVE") == "1":
-            pytest.fail(f"GROUNDWORK_REQUIRE_NATIVE=1 but {reason}")
-        pytest.skip(reason)
+native = built("groundwork._canonical_native")
 
 
 def reference(value) -> bytes:
