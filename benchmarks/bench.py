@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import compileall
 import datetime as dt
+import importlib
 import json
 import os
 import platform
@@ -191,19 +192,19 @@ with open(report, "w") as fh:
 """
 
 
-def run_step(cmd, *, cwd=None, stdout_file=None) -> dict:
+def run_step(cmd, *, cwd=None, stdout_file=None, env=None) -> dict:
     """Run a command; return wall seconds, CPU seconds, peak RSS (MB), exit code and output.
 
     The command is started by a small launcher process: Linux carries the forking process's RSS
     high-water mark across exec into ru_maxrss, so forking it from this (large) process would
-    inflate the figure.
+    inflate the figure. ``env``: variables set for the command on top of this process's.
     """
     fd, report = tempfile.mkstemp(prefix="gw-bench-", suffix=".json")
     os.close(fd)
     out = open(stdout_file, "wb") if stdout_file else subprocess.PIPE
     try:
         p = subprocess.run([PY, "-c", LAUNCH, json.dumps([str(c) for c in cmd]), report], cwd=cwd, stdout=out,
-                           stderr=subprocess.PIPE)
+                           stderr=subprocess.PIPE, env={**os.environ, **env} if env else None)
         info = json.loads(Path(report).read_text() or "{}")
     except (OSError, ValueError) as exc:
         return {"available": False, "error": str(exc)}
@@ -227,6 +228,10 @@ def median_step(runs: list[dict], key: str = "wall", samples: str = "walls") -> 
     r = dict(sorted(ok, key=lambda x: x[key])[(len(ok) - 1) // 2])
     r[samples] = [x[key] for x in ok]  # in the order they were measured
     return r
+
+
+# The optional C extensions (pyproject.toml ext-modules); GROUNDWORK_NATIVE=off disables them all.
+NATIVE_MODULES = ("ingest._spans_native", "ingest._envelope_native", "groundwork._canonical_native")
 
 
 def machine() -> dict:
@@ -255,7 +260,14 @@ def machine() -> dict:
                                 text=True).stdout.strip() or os.environ.get("GW_BENCH_COMMIT", "?")
     except OSError:
         commit = "?"
-    return {"commit": commit, "cpu": cpu, "cores": os.cpu_count(), "ram_gb": round(mem, 1), "python": platform.python_version(),
+    native = []
+    for module in NATIVE_MODULES:
+        try:
+            importlib.import_module(module)
+            native.append(module)
+        except ImportError:
+            pass
+    return {"native": native, "commit": commit, "cpu": cpu, "cores": os.cpu_count(), "ram_gb": round(mem, 1), "python": platform.python_version(),
             "duckdb": duck, "os": f"{platform.system()} {platform.release()}",
             "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "loadavg_start": os.getloadavg()}
@@ -327,15 +339,22 @@ def bench_size(n: int, work: Path, args) -> dict:
             r["runs_per_s"] = lim / r["wall"]
         show(label, r)
         db.unlink(missing_ok=True)
-    ingests = []
-    for i in range(args.repeat):  # floor and ingest alternate; each ingest into a new warehouse
-        for p in work.glob(f"w-{n}.duckdb*"):
+    ingests, pure = [], []
+    wh_pure = work / f"w-{n}-pure.duckdb"
+    for i in range(args.repeat):  # floor and ingests alternate; each ingest into a new warehouse
+        for p in [*work.glob(f"w-{n}.duckdb*"), *work.glob(f"w-{n}-pure.duckdb*")]:
             p.unlink()
         ingests.append(run_step(GW + ["ingest", str(runs), "-w", str(wh), "-q"], cwd=ROOT))
+        # the same without the C fast paths: what an install without a C compiler runs
+        pure.append(run_step(GW + ["ingest", str(runs), "-w", str(wh_pure), "-q"], cwd=ROOT,
+                             env={"GROUNDWORK_NATIVE": "off"}))
         if i + 1 < args.repeat:
             floors.append(run_step([PY, "-c", FLOOR, str(runs)]))
+    for p in work.glob(f"w-{n}-pure.duckdb*"):
+        p.unlink()
     show("floor", median_step(floors))
     show("ingest", median_step(ingests))
+    show("ingest, pure Python", median_step(pure))
     floor_db = work / f"pipeline-{n}.duckdb"
     show("ingest, no parser", run_step([PY, str(ROOT / "benchmarks" / "pipeline_floor.py"), str(runs), str(floor_db)],
                                        cwd=ROOT))
@@ -395,7 +414,7 @@ def bench_size(n: int, work: Path, args) -> dict:
     return res
 
 
-ORDER = ["synth", "floor", "duckdb read_json", "duckdb objects", "ingest", "ingest, no parser", "re-ingest", "lint", "keep derived", "re-lint --all",
+ORDER = ["synth", "floor", "duckdb read_json", "duckdb objects", "ingest", "ingest, pure Python", "ingest, no parser", "re-ingest", "lint", "keep derived", "re-lint --all",
          "re-lint in-process", "verify", "nightly #1", "reports", "nightly +1%", "reference lint"]
 
 
@@ -448,6 +467,11 @@ def targets(results: list[dict]) -> list[str]:
                         + ", ".join(f"{w:.2f}" for w in fl.get("walls", ())) + " s")
             out.append(f"- ingest at {n:,} runs: {ing['wall'] / fl['wall']:.2f}× the floor "
                        f"({ing['wall']:.2f} s vs {fl['wall']:.2f} s{each}) (target ≤ 3× at 20k runs)")
+            py = st(r, "ingest, pure Python")
+            if py:
+                out.append(f"- the same ingest without the C fast paths (GROUNDWORK_NATIVE=off, as installed without a C "
+                           f"compiler) at {n:,} runs: {py['wall'] / fl['wall']:.2f}× the floor ({py['wall']:.2f} s, "
+                           f"{py['cpu']:.1f} s CPU; with them {ing['cpu']:.1f} s CPU)")
             bare = st(r, "ingest, no parser")
             if bare:
                 out.append(f"- the same pipeline without the parser at {n:,} runs: {bare['wall'] / fl['wall']:.2f}× the floor "
@@ -505,12 +529,13 @@ def write_markdown(path: Path, mach: dict, results: list[dict], args) -> None:
              "compiled to bytecode first, as in an installed package.", "",
              "## Machine", "",
              f"- CPU: {mach['cpu']}, {mach['cores']} cores; RAM {mach['ram_gb']} GB; {mach['os']}",
-             f"- Python {mach['python']}, DuckDB {mach['duckdb']}",
+             f"- Python {mach['python']}, DuckDB {mach['duckdb']}; C fast paths built: {', '.join(mach.get('native', [])) or 'none'}",
              f"- Date: {mach['date']}; load average at start {', '.join(f'{x:.1f}' for x in mach['loadavg_start'])}, "
              f"at end {', '.join(f'{x:.1f}' for x in mach.get('loadavg_end', ()))}",
              f"- Command: `{' '.join(args.argv)}` at commit {mach.get('commit', '?')}", "",
              "Rows: *duckdb read_json* = typed `read_json(..., union_by_name=true)` into tables of a DuckDB file (4 GB memory limit); *duckdb objects* = "
-             "`read_json_objects` (untyped JSON values); *ingest, no parser* = `benchmarks/pipeline_floor.py`, the "
+             "`read_json_objects` (untyped JSON values); *ingest* = `groundwork ingest` with the C fast paths this "
+             "install has (see Machine); *ingest, pure Python* = the same with `GROUNDWORK_NATIVE=off`; *ingest, no parser* = `benchmarks/pipeline_floor.py`, the "
              "ingest's own machinery (parser processes, listing, fingerprints, reading, Arrow IPC, batched DuckDB "
              "writes) storing each file's bytes as one BLOB instead of parsing it; *lint* = the first `groundwork lint` after the ingest; "
              "*keep derived* = `rules.keep_derived` keeping the runs' derived relations in the warehouse (the nightly does it "
@@ -569,7 +594,7 @@ def main(argv=None) -> None:
         compileall.compile_dir(ROOT / package, quiet=1)
     mach = machine()
     print(f"machine: {mach['cpu']}, {mach['cores']} cores, {mach['ram_gb']} GB, Python {mach['python']}, "
-          f"DuckDB {mach['duckdb']}; workdir {work}")
+          f"DuckDB {mach['duckdb']}; C fast paths: {', '.join(mach['native']) or 'none'}; workdir {work}")
     results = [bench_size(n, work, args) for n in sizes]
     mach["loadavg_end"] = os.getloadavg()
     for r in results:
