@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import base64
 import binascii
-import os
+
+from groundwork import native
 
 from . import issues as K
 from .issues import Issues
@@ -30,18 +31,8 @@ STATUS_CODES = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET",
                 "STATUS_CODE_OK": "OK", "STATUS_CODE_ERROR": "ERROR"}
 
 
-def _load_native():
-    """The C fast path (ingest/_spans_native.c), None when it is not built or GROUNDWORK_NATIVE=off."""
-    if os.environ.get("GROUNDWORK_NATIVE", "").strip().lower() in ("off", "0", "no", "false"):
-        return None
-    try:
-        from . import _spans_native
-    except ImportError:
-        return None
-    return _spans_native
-
-
-_native = _load_native()
+# The C fast path (ingest/_spans_native.c); None when it is not built or GROUNDWORK_NATIVE=off.
+_native = native.load("ingest._spans_native")
 
 
 class SpanRecord:

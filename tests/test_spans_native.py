@@ -11,7 +11,6 @@ its absence fails.
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from groundwork import native as groundwork_native
 from ingest import spans
 from ingest.issues import Issues
 from ingest.jsontext import iso_times, may_hold_surrogate, needs_exact_bytes
@@ -26,20 +26,9 @@ from ingest.parse import parse_run
 from ingest.scan import FileEntry, RunListing, list_and_read
 
 from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS
+from native_support import built
 
-try:
-    from ingest import _spans_native as native
-except ImportError:
-    native = None
-
-
-@pytest.fixture(autouse=True)
-def _native_built():
-    if native is None:
-        reason = "ingest._spans_native is not built (pip install -e . with a C compiler)"
-        if os.environ.get("GROUNDWORK_REQUIRE_NATIVE") == "1":
-            pytest.fail(f"GROUNDWORK_REQUIRE_NATIVE=1 but {reason}")
-        pytest.skip(reason)
+native = built("ingest._spans_native")
 
 
 def typed(rows):
@@ -297,9 +286,9 @@ def test_an_iso_times_error_declines_and_a_memory_error_propagates():
 
 def test_switch_off_by_environment(monkeypatch):
     monkeypatch.setenv("GROUNDWORK_NATIVE", "off")
-    assert spans._load_native() is None
+    assert groundwork_native.load("ingest._spans_native") is None
     monkeypatch.setenv("GROUNDWORK_NATIVE", "on")
-    assert spans._load_native() is native
+    assert groundwork_native.load("ingest._spans_native") is native
 
 
 # --------------------------------------------------------------------------- property: mutations
