@@ -7,14 +7,36 @@ the run's rows in every run table, its issues and its lintable/verifiable verdic
 from __future__ import annotations
 
 import operator
+from hashlib import sha256
+
+from groundwork import native as _native_switch
 
 from . import issues as K
 from .envelope import delegation_rows, envelope_columns, evidence_rows, payload_rows, request_columns
 from .issues import Issues, reason
-from .jsontext import decode_utf8, has_lone_surrogate, loads, may_hold_surrogate, needs_exact_bytes, parse, vstr
+from .jsontext import (
+    decode_utf8,
+    has_lone_surrogate,
+    iso_to_us_opt,
+    loads,
+    may_hold_surrogate,
+    needs_exact_bytes,
+    parse,
+    vstr,
+)
 from .scan import FileEntry, RunListing
 from .spans import check_cycles, native_spans, parse_spans
 from .tables import COLUMNS, RowSet
+
+# ingest/_envelope_native.c: envelope.json / request.json bytes -> exactly the rows below, or None
+# (declined: the Python path runs). None when not built or GROUNDWORK_NATIVE=off.
+_envelope_native = _native_switch.load("ingest._envelope_native")
+# envelope_columns()' keys in its order (the C path returns their values as a tuple)
+ENVELOPE_COLUMNS = ("envelope_invocation_id", "agent_id", "agent_version", "completed_at", "grounding_mode",
+                    "grounding_mode_json", "grounding_mode_truthy", "outcome_status", "succeeded", "problem_type",
+                    "withheld", "payload_type", "payload_has_schema_class", "payload_schema_class_json",
+                    "payload_has_grounded_on", "evidence_count", "delegation_count", "conversation_id",
+                    "parent_invocation_id", "telemetry_trace_id", "envelope_hash", "envelope_json")
 
 # Bump when parsing changes what is stored: runs loaded by an older parser are reloaded.
 PARSER_VERSION = 3  # 3: evidence.snapshot_ref_json
@@ -140,7 +162,16 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
 
     # envelope.json
     epath = prefix + ENVELOPE
-    present, env, fast = _load_json_file(files.get(ENVELOPE), epath, issues, True, True)
+    f = files.get(ENVELOPE)
+    # The C fast path takes the raw bytes of a clean envelope (no issue to record) or declines.
+    got = (_envelope_native.envelope(f.data, inv, folder_check, iso_to_us_opt, sha256)
+           if _envelope_native is not None and f is not None and f.error is None else None)
+    if got is not None:
+        cols, out.rows["payload_refs"], out.rows["evidence"], out.rows["delegations"] = got
+        run.update(zip(ENVELOPE_COLUMNS, cols))
+        present = False
+    else:
+        present, env, fast = _load_json_file(f, epath, issues, True, True)
     if present:
         run.update(envelope_columns(env, inv, epath, issues, inv if folder_check else None, fast))
         out.rows["payload_refs"] = payload_rows(env, inv, fast)
@@ -149,7 +180,14 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
 
     # request.json — not read by either check; gives the input hash (spec 4.3)
     rpath = prefix + REQUEST
-    present, req, fast = _load_json_file(files.get(REQUEST), rpath, issues, False, False)
+    f = files.get(REQUEST)
+    got = (_envelope_native.request(f.data, iso_to_us_opt, sha256)
+           if _envelope_native is not None and f is not None and f.error is None else None)
+    if got is not None:
+        run["request_json"], run["input_hash"], run["issued_at"] = got
+        present = False
+    else:
+        present, req, fast = _load_json_file(f, rpath, issues, False, False)
     if present:
         run.update(request_columns(req, rpath, issues, fast))
 
