@@ -196,7 +196,7 @@ parse_string(P *p, int32_t *off, int32_t *len, uint8_t *flags)
     uint8_t fl = 0;
     Buf *b = &p->pool;
     /* decoded text is never longer than the escaped text */
-    if (buf_reserve(b, end - s) < 0)
+    if (buf_reserve(b, (end - s) + 1) < 0)
         return FAIL(p);
     Py_ssize_t start = b->len;
     char *o = b->p + b->len;
