@@ -7,14 +7,13 @@ types) -- and then the Python path records no issue for the document. It must al
 taken for ordinary envelopes, and for documents with escapes, floats, odd shapes.
 
 Skipped when the extension is not built, unless GROUNDWORK_REQUIRE_NATIVE=1 (CI sets it): then
-its absence fails.
+its absence fails (native_support.built).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import os
 import random
 from collections import Counter
 from hashlib import sha256
@@ -31,20 +30,9 @@ from ingest.jsontext import iso_to_us_opt
 from ingest.scan import FileEntry, list_and_read
 
 from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS
+from native_support import built
 
-try:
-    from ingest import _envelope_native as native
-except ImportError:
-    native = None
-
-
-@pytest.fixture(autouse=True)
-def _native_built():
-    if native is None:
-        reason = "ingest._envelope_native is not built (pip install -e . with a C compiler)"
-        if os.environ.get("GROUNDWORK_REQUIRE_NATIVE") == "1":
-            pytest.fail(f"GROUNDWORK_REQUIRE_NATIVE=1 but {reason}")
-        pytest.skip(reason)
+native = built("ingest._envelope_native")
 
 
 def typed(row):
