@@ -10,8 +10,16 @@ import hashlib
 import os
 import stat as stat_mod
 from dataclasses import dataclass, field
+from operator import attrgetter
+
+from groundwork import native as _native_switch
 
 from . import issues as K
+
+# ingest/_scan_native.c: read_folder(path) -> [(name, data, mtime_ns, listed_size)] for a folder of
+# regular files with ASCII names, exactly as list_and_read's Python path reads them, or None
+# (declined: the Python path runs). None when not built or GROUNDWORK_NATIVE=off.
+_scan_native = _native_switch.load("ingest._scan_native")
 
 INDEX_FILE = "invocations.jsonl"
 SCHEMAS_DIR = "schemas"
@@ -40,7 +48,7 @@ def inside(root_real: str, path: str) -> bool:
     return target == root_real or target.startswith(root_real.rstrip(os.sep) + os.sep)
 
 
-@dataclass
+@dataclass(slots=True)
 class FileEntry:
     rel: str                       # path inside the run folder, '/'-separated
     size: int | None = None
@@ -51,7 +59,7 @@ class FileEntry:
     listed_size: int | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class RunListing:
     name: str
     files: dict[str, FileEntry] = field(default_factory=dict)
@@ -91,35 +99,86 @@ def list_run(root: str, root_real: str, name: str) -> RunListing:
 def list_and_read(root: str, root_real: str, name: str, may_be_link: bool = True) -> RunListing:
     """``list_run`` followed by ``read_files``, with the same result, in fewer system calls.
 
-    Regular files at the top of the run folder (nearly all of them) are opened straight away:
-    their size and mtime come from fstat on the open file, and the bytes are read with os.read
-    (no stat by path, no buffered file object). Anything else takes the path of list_run and
-    read_files, so its issues are exactly theirs. ``may_be_link=False`` (the archive listing
-    said the folder is no symlink) saves the lstat.
+    The run folder is opened once and listed through that descriptor; regular files at its top
+    (nearly all of them) are opened relative to it (no path lookup from /), their size and mtime
+    come from fstat on the open file, and the bytes are read with os.read (no stat by path, no
+    buffered file object). Any other entry is listed as ``list_run`` lists it and read by
+    ``read_files``, so its issues are exactly theirs. ``may_be_link=False`` (the archive listing
+    said the folder is no symlink) saves the lstat. A folder of regular files only is read by
+    the C fast path when it is built (same result).
     """
     listing = RunListing(name)
     top = os.path.join(root, name)
     if may_be_link and os.path.islink(top) and not inside(root_real, top):
         listing.reject = (K.SYMLINK_OUTSIDE, f"run folder is a symlink to {display_name(os.path.realpath(top))}, outside the archive")
         return listing
-    _walk(top, "", root_real, listing, 0, read=True)
-    read_files(root, listing)
+    if _scan_native is not None:
+        got = _scan_native.read_folder(top)
+        if got is not None:
+            files = listing.files
+            for rel, data, mtime_ns, size in got:
+                files[rel] = FileEntry(rel, len(data), mtime_ns, data, _sha256(data).hexdigest(), None, size)
+            return listing
+    try:
+        dfd = os.open(top, _O_DIR)
+    except OSError:  # list_run words the reject
+        _walk(top, "", root_real, listing, 0)
+        read_files(root, listing)
+        return listing
+    try:
+        try:
+            with os.scandir(dfd) as it:
+                entries = sorted(it, key=_NAME)
+        except OSError:
+            _walk(top, "", root_real, listing, 0)
+            read_files(root, listing)
+            return listing
+        files = listing.files
+        rest = False  # an entry read_files must read
+        for entry in entries:
+            rel = entry.name
+            if not rel.isascii() and not name_ok(rel):
+                listing.problems.append((display_name(rel), K.BAD_NAME, "file name is not valid UTF-8; not read"))
+                continue
+            try:
+                plain = entry.is_file(follow_symlinks=False)
+            except OSError:
+                plain = False
+            if plain:
+                f = _read_at(rel, dfd)
+                if f is not None:
+                    files[rel] = f
+                    continue
+            rest = True
+            _list_entry(entry, os.path.join(top, rel), rel, root_real, listing, 0)
+    finally:
+        os.close(dfd)
+    if rest:
+        read_files(root, listing)
     return listing
 
 
-def _read_open(path: str) -> FileEntry | None:
-    """(size, mtime, bytes) of a regular file through one open file; None on any trouble (the
-    caller then takes the slow path, which words the issue)."""
+_O_DIR = os.O_RDONLY | os.O_DIRECTORY
+_O_FILE = os.O_RDONLY | os.O_NOFOLLOW
+_NAME = attrgetter("name")
+_sha256 = hashlib.sha256
+
+
+def _read_at(name: str, dfd: int) -> FileEntry | None:
+    """The FileEntry (size, mtime, bytes, hash) of the regular file ``name`` in the folder open
+    as ``dfd``, through one open file; None on any trouble (the caller then lists the entry as
+    list_run does, and read_files words the issue)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(name, _O_FILE, dir_fd=dfd)
     except OSError:
         return None
     try:
         st = os.fstat(fd)
         if not stat_mod.S_ISREG(st.st_mode):
             return None
-        data = os.read(fd, st.st_size + 1)
-        if len(data) > st.st_size:  # growing while we read: take everything there is
+        size = st.st_size
+        data = os.read(fd, size + 1)
+        if len(data) > size:  # growing while we read: take everything there is
             parts = [data]
             while chunk := os.read(fd, 1 << 20):
                 parts.append(chunk)
@@ -128,10 +187,10 @@ def _read_open(path: str) -> FileEntry | None:
         return None
     finally:
         os.close(fd)
-    return FileEntry("", len(data), st.st_mtime_ns, data, hashlib.sha256(data).hexdigest(), listed_size=st.st_size)
+    return FileEntry(name, len(data), st.st_mtime_ns, data, _sha256(data).hexdigest(), None, size)
 
 
-def _walk(folder: str, prefix: str, root_real: str, listing: RunListing, depth: int, read: bool = False) -> None:
+def _walk(folder: str, prefix: str, root_real: str, listing: RunListing, depth: int) -> None:
     try:
         it = os.scandir(folder)
     except OSError as exc:
@@ -141,44 +200,38 @@ def _walk(folder: str, prefix: str, root_real: str, listing: RunListing, depth: 
             listing.problems.append((prefix.rstrip("/"), K.UNREADABLE, f"cannot list the folder: {exc.strerror or exc}"))
         return
     with it:
-        entries = sorted(it, key=lambda e: e.name)
+        entries = sorted(it, key=_NAME)
     for entry in entries:
         rel = prefix + entry.name
         if not name_ok(entry.name):
             listing.problems.append((display_name(rel), K.BAD_NAME, "file name is not valid UTF-8; not read"))
             continue
-        if read and depth == 0:
-            try:
-                plain = entry.is_file(follow_symlinks=False)
-            except OSError:
-                plain = False
-            if plain:
-                f = _read_open(entry.path)
-                if f is not None:
-                    f.rel = rel
-                    listing.files[rel] = f
-                    continue
-        try:
-            is_link = entry.is_symlink()
-            if is_link and not inside(root_real, entry.path):
-                listing.files[rel] = FileEntry(rel, error=(
-                    K.SYMLINK_OUTSIDE, f"symlink to {display_name(os.path.realpath(entry.path))}, outside the archive; not read"))
-                continue
-            st = entry.stat(follow_symlinks=True)
-        except OSError as exc:
-            listing.files[rel] = FileEntry(rel, error=(K.UNREADABLE, f"cannot stat: {exc.strerror or exc}"))
-            continue
-        if stat_mod.S_ISDIR(st.st_mode):
-            if is_link or depth >= MAX_DEPTH:
-                listing.problems.append((rel, K.UNEXPECTED_ENTRY,
-                                         "symlinked or deeply nested folder inside a run folder; not read"))
-            else:
-                _walk(entry.path, rel + "/", root_real, listing, depth + 1)
-            continue
-        if not stat_mod.S_ISREG(st.st_mode):
-            listing.files[rel] = FileEntry(rel, error=(K.UNREADABLE, "not a regular file; not read"))
-            continue
-        listing.files[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns, listed_size=st.st_size)
+        _list_entry(entry, entry.path, rel, root_real, listing, depth)
+
+
+def _list_entry(entry: os.DirEntry, path: str, rel: str, root_real: str, listing: RunListing, depth: int) -> None:
+    """List one entry (``path`` its path, ``rel`` its name inside the run folder)."""
+    try:
+        is_link = entry.is_symlink()
+        if is_link and not inside(root_real, path):
+            listing.files[rel] = FileEntry(rel, error=(
+                K.SYMLINK_OUTSIDE, f"symlink to {display_name(os.path.realpath(path))}, outside the archive; not read"))
+            return
+        st = entry.stat(follow_symlinks=True)
+    except OSError as exc:
+        listing.files[rel] = FileEntry(rel, error=(K.UNREADABLE, f"cannot stat: {exc.strerror or exc}"))
+        return
+    if stat_mod.S_ISDIR(st.st_mode):
+        if is_link or depth >= MAX_DEPTH:
+            listing.problems.append((rel, K.UNEXPECTED_ENTRY,
+                                     "symlinked or deeply nested folder inside a run folder; not read"))
+        else:
+            _walk(path, rel + "/", root_real, listing, depth + 1)
+        return
+    if not stat_mod.S_ISREG(st.st_mode):
+        listing.files[rel] = FileEntry(rel, error=(K.UNREADABLE, "not a regular file; not read"))
+        return
+    listing.files[rel] = FileEntry(rel, st.st_size, st.st_mtime_ns, listed_size=st.st_size)
 
 
 def read_files(root: str, listing: RunListing) -> None:
