@@ -125,7 +125,8 @@ _RESERVED_NAMES = {"memory", "system", "temp", "main"}
 def _open_for_writing(path: str) -> duckdb.DuckDBPyConnection:
     """A connection whose current database is the warehouse file, attached with ROW_GROUP_SIZE
     (DuckDB takes the row group size only when attaching; it is not stored in the file). The
-    database keeps the name duckdb.connect(path) would give it (the file name's stem)."""
+    database keeps the name duckdb.connect(path) would give it (the file name's stem), and spills
+    where it would spill (``<path>.tmp``)."""
     name = Path(path).stem
     if not name or name.lower() in _RESERVED_NAMES:
         name = "warehouse"
@@ -133,6 +134,10 @@ def _open_for_writing(path: str) -> duckdb.DuckDBPyConnection:
     try:
         con.execute(f"ATTACH $path AS {quote_identifier(name)} (ROW_GROUP_SIZE {ROW_GROUP_SIZE})", {"path": path})
         con.execute(f"USE {quote_identifier(name)}")
+        # Where DuckDB spills when a query outgrows its memory: an in-memory database (this
+        # connection's first) would spill into ./.tmp of whatever the current directory is; a file
+        # opened directly spills next to it, into <file>.tmp. Keep the latter.
+        con.execute("SET temp_directory = $dir", {"dir": path + ".tmp"})
     except BaseException:
         con.close()
         raise

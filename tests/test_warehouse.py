@@ -81,3 +81,19 @@ def test_what_groundwork_writes_is_stored_in_small_row_groups(tmp_path):
     con.execute("CHECKPOINT")
     groups = con.execute("SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('run_files')").fetchall()[0][0]
     assert groups == -(-50000 // ROW_GROUP_SIZE) > 1
+
+
+def test_a_query_too_big_for_memory_spills_next_to_the_warehouse_not_into_the_current_directory(tmp_path, monkeypatch):
+    # The warehouse is attached to an in-memory database, whose default spill folder is ./.tmp of
+    # whatever directory the user runs groundwork from.
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    con = connect(tmp_path / "w.duckdb")
+    assert con.execute("SELECT current_setting('temp_directory')").fetchall() == [(str(tmp_path / "w.duckdb") + ".tmp",)]
+    con.execute("SET memory_limit = '40MB'")
+    con.execute("SET threads = 1")
+    con.execute("CREATE TEMP TABLE big AS SELECT range AS k, random() AS r FROM range(3000000)")
+    assert con.execute("SELECT count(*) FROM (SELECT k FROM big ORDER BY r, k)").fetchall() == [(3000000,)]
+    assert list(cwd.iterdir()) == []
+    con.close()
