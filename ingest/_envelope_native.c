@@ -744,6 +744,16 @@ typedef struct {
     PyObject *inv, *iso, *sha256;
 } Ctx;
 
+/* constant texts, interned at import */
+static PyObject *S_NONE, *S_TRUE, *S_FALSE, *S_NULL, *S_BOOLEAN, *S_NUMBER, *S_STRING, *S_ARRAY, *S_OBJECT, *S_NOT_LIST, *S_REF, *S_MALFORMED;
+
+static inline PyObject *
+newref(PyObject *o)
+{
+    Py_INCREF(o);
+    return o;
+}
+
 /* Results: a new reference; NULL with an exception set = error, NULL without = decline. */
 #define DECLINED(o) ((o) == NULL && !PyErr_Occurred())
 
@@ -783,12 +793,12 @@ static PyObject *
 vstr(P *p, int32_t i)
 {
     if (i < 0)
-        return PyUnicode_FromString("None");
+        return newref(S_NONE);
     Node *n = &p->nodes[i];
     switch (n->type) {
-    case T_NULL: return PyUnicode_FromString("None");
-    case T_TRUE: return PyUnicode_FromString("True");
-    case T_FALSE: return PyUnicode_FromString("False");
+    case T_NULL: return newref(S_NONE);
+    case T_TRUE: return newref(S_TRUE);
+    case T_FALSE: return newref(S_FALSE);
     case T_INT:
     case T_FLOAT: return str_from(p->pool.p + n->off, n->len, 0);
     case T_STR: return str_from(p->pool.p + n->off, n->len, n->flags & F_HIGH);
@@ -818,7 +828,7 @@ static PyObject *
 dumps(Ctx *c, int32_t i, int form)
 {
     if (i < 0)
-        return PyUnicode_FromString("null");
+        return newref(S_NULL);
     c->w.len = 0;
     if (write_value(&c->p, &c->w, i, form) < 0)
         return NULL;
@@ -982,12 +992,12 @@ json_type(P *p, int32_t i)
     switch (p->nodes[i].type) {
     case T_NULL: Py_RETURN_NONE;
     case T_TRUE:
-    case T_FALSE: return PyUnicode_FromString("boolean");
+    case T_FALSE: return newref(S_BOOLEAN);
     case T_INT:
-    case T_FLOAT: return PyUnicode_FromString("number");
-    case T_STR: return PyUnicode_FromString("string");
-    case T_ARR: return PyUnicode_FromString("array");
-    default: return PyUnicode_FromString("object");
+    case T_FLOAT: return newref(S_NUMBER);
+    case T_STR: return newref(S_STRING);
+    case T_ARR: return newref(S_ARRAY);
+    default: return newref(S_OBJECT);
     }
 }
 
@@ -1078,13 +1088,6 @@ fail:
     return NULL;
 }
 
-static inline PyObject *
-newref(PyObject *o)
-{
-    Py_INCREF(o);
-    return o;
-}
-
 static int
 append_row(PyObject *list, PyObject *row)
 {
@@ -1142,7 +1145,7 @@ emit_found(Ctx *c, PyObject *rows, Buf *path, int32_t v)
         vals[0] = newref(c->inv);
         vals[1] = PyLong_FromSsize_t(PyList_GET_SIZE(rows));
         vals[2] = str_from(path->p, path->len, 0);
-        vals[3] = PyUnicode_FromString("not_list");
+        vals[3] = newref(S_NOT_LIST);
         vals[4] = newref(Py_None);
         vals[5] = newref(Py_None);
         vals[6] = dumps(c, v, DUMPS);
@@ -1158,7 +1161,7 @@ emit_found(Ctx *c, PyObject *rows, Buf *path, int32_t v)
         vals[0] = newref(c->inv);
         vals[1] = PyLong_FromSsize_t(PyList_GET_SIZE(rows));
         vals[2] = str_from(path->p, path->len, 0);
-        vals[3] = PyUnicode_FromString(ref ? "ref" : "malformed");
+        vals[3] = newref(ref ? S_REF : S_MALFORMED);
         vals[4] = ref ? vstr(p, sid) : newref(Py_None);
         vals[5] = ref ? vstr(p, ch) : newref(Py_None);
         vals[6] = dumps(c, e, DUMPS);
@@ -1244,7 +1247,7 @@ evidence_row(Ctx *c, int32_t ev, Py_ssize_t i)
     v[12] = has_content ? dumps(c, content, COMPACT) : newref(Py_None);
     v[13] = computed;
     v[14] = newref(Py_None);
-    v[15] = PyUnicode_FromString("object");
+    v[15] = newref(S_OBJECT);
     v[16] = dumps(c, ev, DUMPS);
     v[17] = dumps(c, snap, DUMPS);
     return pack(18, v);
@@ -1465,6 +1468,30 @@ PyInit__envelope_native(void)
 {
     str_hexdigest = PyUnicode_InternFromString("hexdigest");
     if (str_hexdigest == NULL)
+        return NULL;
+    if ((S_NONE = PyUnicode_InternFromString("None")) == NULL)
+        return NULL;
+    if ((S_TRUE = PyUnicode_InternFromString("True")) == NULL)
+        return NULL;
+    if ((S_FALSE = PyUnicode_InternFromString("False")) == NULL)
+        return NULL;
+    if ((S_NULL = PyUnicode_InternFromString("null")) == NULL)
+        return NULL;
+    if ((S_BOOLEAN = PyUnicode_InternFromString("boolean")) == NULL)
+        return NULL;
+    if ((S_NUMBER = PyUnicode_InternFromString("number")) == NULL)
+        return NULL;
+    if ((S_STRING = PyUnicode_InternFromString("string")) == NULL)
+        return NULL;
+    if ((S_ARRAY = PyUnicode_InternFromString("array")) == NULL)
+        return NULL;
+    if ((S_OBJECT = PyUnicode_InternFromString("object")) == NULL)
+        return NULL;
+    if ((S_NOT_LIST = PyUnicode_InternFromString("not_list")) == NULL)
+        return NULL;
+    if ((S_REF = PyUnicode_InternFromString("ref")) == NULL)
+        return NULL;
+    if ((S_MALFORMED = PyUnicode_InternFromString("malformed")) == NULL)
         return NULL;
     return PyModule_Create(&moduledef);
 }
