@@ -11,14 +11,13 @@ cached template is used only while its source is byte for byte the one it was co
 from __future__ import annotations
 
 import os
-import stat
 from functools import lru_cache
-from pathlib import Path
 
 import jinja2
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from jinja2.bccache import Bucket, FileSystemBytecodeCache
 
+from groundwork.cachedir import cache_dir
 from groundwork.paths import TEMPLATES_DIR
 from groundwork.pyrepr import pyrepr, repr_json, repr_str_json
 
@@ -68,38 +67,12 @@ class TemplateCache(FileSystemBytecodeCache):
             pass
 
 
-def _private_dir(path: Path) -> bool:
-    """Create ``path`` (mode 0700) when missing; True when it is a directory of this user that
-    nobody else can write (the cache holds code that is executed)."""
-    try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = os.lstat(path)
-    except OSError:
-        return False
-    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
-
-
 def template_cache(directory: str | os.PathLike | None = None) -> TemplateCache | None:
     """The compiled-template cache in ``directory`` (default: $GROUNDWORK_TEMPLATE_CACHE, else
     $XDG_CACHE_HOME/groundwork/templates or ~/.cache/groundwork/templates); None when it is
     switched off ("off") or the directory cannot be used."""
-    if directory is None:
-        directory = os.environ.get(CACHE_ENV)
-        if directory is None:
-            xdg, home = os.environ.get("XDG_CACHE_HOME", ""), os.path.expanduser("~")
-            if os.path.isabs(xdg):
-                base = xdg
-            elif os.path.isabs(home):
-                base = os.path.join(home, ".cache")
-            else:  # no home directory known: no cache (never one below the working directory)
-                return None
-            directory = os.path.join(base, "groundwork", "templates")
-    if not str(directory) or str(directory).lower() == "off":
-        return None
-    path = Path(directory)
-    if not hasattr(os, "getuid") or not _private_dir(path):
-        return None
-    return TemplateCache(str(path), "%s.jinja")
+    path = cache_dir(CACHE_ENV, "templates", directory)
+    return None if path is None else TemplateCache(str(path), "%s.jinja")
 
 
 def build_environment(templates_dir: str | os.PathLike = TEMPLATES_DIR,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,6 +24,13 @@ settings.register_profile("dev", max_examples=40, deadline=None, suppress_health
 settings.register_profile("thorough", max_examples=600, deadline=None, suppress_health_check=_SUPPRESS,
                           print_blob=True)
 settings.load_profile(os.environ.get("GROUNDWORK_HYPOTHESIS", "ci"))
+
+# New warehouse files start as copies of a cached empty one (groundwork.warehouse): the tests
+# (and the CLI processes they start) keep that cache in a folder of their own, removed at exit.
+if "GROUNDWORK_SCHEMA_CACHE" not in os.environ:
+    _schema_cache = tempfile.mkdtemp(prefix="gw-schema-cache-")
+    os.environ["GROUNDWORK_SCHEMA_CACHE"] = _schema_cache
+    atexit.register(shutil.rmtree, _schema_cache, True)
 
 
 @pytest.fixture(scope="session")

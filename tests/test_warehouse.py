@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import duckdb
 
+import os
+
+import pytest
+
+from groundwork import warehouse
 from groundwork.warehouse import _COMMENT, _without_comments, apply_schema, connect, schema_sql
 
 SHAPE = """
@@ -97,3 +102,69 @@ def test_a_query_too_big_for_memory_spills_next_to_the_warehouse_not_into_the_cu
     assert con.execute("SELECT count(*) FROM (SELECT k FROM big ORDER BY r, k)").fetchall() == [(3000000,)]
     assert list(cwd.iterdir()) == []
     con.close()
+
+
+def catalog(con) -> dict:
+    """Everything a warehouse's schema consists of: columns with types and comments, tables and
+    views with comments and view text, constraints, and the schema_info rows."""
+    db = con.execute("SELECT current_database()").fetchall()[0][0]
+    q = lambda sql: sorted(map(tuple, con.execute(sql, [db]).fetchall()))  # noqa: E731
+    return {
+        "columns": q("SELECT table_name, column_name, data_type, comment, column_default FROM duckdb_columns() WHERE database_name = ?"),
+        "tables": q("SELECT schema_name, table_name, comment FROM duckdb_tables() WHERE database_name = ?"),
+        "views": q("SELECT schema_name, view_name, comment, sql FROM duckdb_views() WHERE database_name = ? AND NOT internal"),
+        "constraints": q("SELECT table_name, constraint_type, constraint_text FROM duckdb_constraints() WHERE database_name = ?"),
+        "info": sorted(con.execute("SELECT * FROM schema_info").fetchall()),
+    }
+
+
+@pytest.fixture
+def schema_cache(tmp_path, monkeypatch):
+    folder = tmp_path / "schema-cache"
+    monkeypatch.setenv("GROUNDWORK_SCHEMA_CACHE", str(folder))
+    return folder
+
+
+def test_a_new_warehouse_copied_from_the_cached_template_is_the_schema_applied(tmp_path, schema_cache, monkeypatch):
+    first, second = connect(tmp_path / "a.duckdb"), connect(tmp_path / "b.duckdb")  # builds, then copies
+    assert [p.name for p in schema_cache.iterdir()] == [warehouse._template_path().name]
+    monkeypatch.setenv("GROUNDWORK_SCHEMA_CACHE", "off")
+    direct = connect(tmp_path / "c.duckdb")
+    assert catalog(first) == catalog(second) == catalog(direct)
+    assert catalog(direct)["columns"] and all(c[3] for c in catalog(direct)["columns"] if c[0] == "runs")
+    second.execute("INSERT INTO ingests (ingest_id, runs_dir, started_at, tool_version) VALUES (1, 'x', now(), 't')")
+    assert first.execute("SELECT count(*) FROM ingests").fetchall() == [(0,)]  # copies, not one file
+    for con in (first, second, direct):
+        con.close()
+
+
+def test_a_damaged_template_is_replaced_and_the_warehouse_still_correct(tmp_path, schema_cache, monkeypatch):
+    connect(tmp_path / "a.duckdb").close()
+    template = warehouse._template_path()
+    template.write_bytes(b"not a duckdb file" * 1000)
+    con = connect(tmp_path / "b.duckdb")
+    monkeypatch.setenv("GROUNDWORK_SCHEMA_CACHE", "off")
+    direct = connect(tmp_path / "c.duckdb")
+    assert catalog(con) == catalog(direct)
+    assert not template.exists() or template.read_bytes()[:17] != b"not a duckdb file"
+    con.close()
+    direct.close()
+
+
+def test_the_template_never_replaces_an_existing_file_and_can_be_switched_off(tmp_path, schema_cache, monkeypatch):
+    monkeypatch.setenv("GROUNDWORK_SCHEMA_CACHE", "off")
+    connect(tmp_path / "w.duckdb").close()
+    assert not schema_cache.exists()
+    monkeypatch.setenv("GROUNDWORK_SCHEMA_CACHE", str(schema_cache))
+    taken = tmp_path / "taken.duckdb"
+    taken.write_bytes(b"someone else's")
+    assert warehouse._copy_template(taken) is False
+    assert taken.read_bytes() == b"someone else's"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["schema-cache", "taken.duckdb", "w.duckdb"]  # no leftovers
+
+
+def test_a_cache_folder_others_can_write_to_is_not_used(tmp_path, schema_cache):
+    schema_cache.mkdir(mode=0o777)
+    os.chmod(schema_cache, 0o777)
+    connect(tmp_path / "w.duckdb").close()
+    assert list(schema_cache.iterdir()) == []
