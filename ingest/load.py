@@ -22,7 +22,6 @@ import hashlib
 import itertools
 import os
 import queue
-import signal
 import sys
 import threading
 import time
@@ -47,7 +46,9 @@ from .jsontext import decode_utf8, dumps_doc, loads, vstr
 from .parse import issue_rows, parse_run
 from .scan import INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name
 from .tables import RUN_TABLES, column_list, to_arrow
-from .work import ChunkResult, _from_ipc, _worker_init, process_chunk, process_index_lines
+from .shm import Slots
+from .work import ChunkResult, _crash_point, _from_ipc, _worker_init, process_index_lines, run_task
+from .work import process_chunk  # noqa: F401 - replaced by benchmarks/pipeline_floor.py
 
 CHUNK = 256           # runs per worker task, at most (see _chunk_size)
 LOOKUP = 1024         # runs fetched at a time from the stream of (run folder, stored fingerprints)
@@ -103,12 +104,17 @@ def _main_not_reimported():
 
 
 class _Pool:
-    """A process pool with bounded look-ahead (memory stays bounded by the window), or inline."""
+    """A process pool with bounded look-ahead (memory stays bounded by the window), or inline.
+
+    During an ingest, ``slots`` (ingest/shm.py) carry the tasks' Arrow tables back instead of
+    the executor's pipe; ``make_room`` is called while a submit waits for a free slot."""
 
     def __init__(self, workers: int):
         self.workers = workers
         self.ex = None
-        self.window: deque = deque()
+        self.window: deque = deque()  # (future, slot index or None)
+        self.slots: Slots | None = None
+        self.make_room = None
 
     def __enter__(self):
         if self.workers > 0 and self.ex is None:
@@ -117,6 +123,7 @@ class _Pool:
         return self
 
     def __exit__(self, *exc):
+        self.slots = self.make_room = None
         if self.ex is not None:
             # Not waiting: the workers' interpreters take ~0.1 s to wind down, which they do
             # while this process commits the index, finishes and checkpoints.
@@ -138,14 +145,25 @@ class _Pool:
         if self.ex is None:
             yield fn(*args)
             return
+        ref = None
+        if self.slots is not None and fn is not process_index_lines:
+            ref = self.slots.acquire(self.make_room)
         with _main_not_reimported():
-            self.window.append(self.ex.submit(fn, *args))
-        while len(self.window) > 6 * self.workers:
-            yield self.window.popleft().result()
+            self.window.append((self.ex.submit(run_task, ref, fn, *args), None if ref is None else ref[1]))
+        while len(self.window) > self.ahead():
+            yield self._result(*self.window.popleft())
+
+    def ahead(self) -> int:
+        """Tasks in flight at most."""
+        return 6 * self.workers
 
     def drain(self):
         while self.window:
-            yield self.window.popleft().result()
+            yield self._result(*self.window.popleft())
+
+    def _result(self, future, slot):
+        res = future.result()
+        return res if slot is None else self.slots.receive(slot, res)
 
 
 class _Borrowed:
@@ -159,6 +177,7 @@ class _Borrowed:
 
     def __exit__(self, *exc):
         self.pool.window.clear()
+        self.pool.slots = self.pool.make_room = None
 
 
 SMALL = 200  # archives with fewer run folders are parsed in the calling process
@@ -184,22 +203,6 @@ def parsers(workers: int | None = None, runs_dir=None):
         yield pool
     finally:
         pool.__exit__(None, None, None)
-
-
-_CRASH = os.environ.get("GROUNDWORK_INGEST_CRASH")  # fault injection for the kill -9 tests: "point:n"
-_crash_counts: dict[str, int] = {}
-
-
-def _crash_point(point: str) -> None:
-    """SIGKILL this process the n-th time ``point`` is reached (only when GROUNDWORK_INGEST_CRASH
-    is set; tests use it to kill an ingest at exact moments)."""
-    if _CRASH is None:
-        return
-    name, _, n = _CRASH.partition(":")
-    if name == point:
-        _crash_counts[point] = _crash_counts.get(point, 0) + 1
-        if _crash_counts[point] == int(n or 1):
-            os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _now():
@@ -230,12 +233,20 @@ class _Writer:
         self.queue: queue.Queue = queue.Queue(maxsize=2)
         self.error: BaseException | None = None
         self.issues_new = 0
+        self.put_count = 0   # batches put (by the main thread) ...
+        self.done_count = 0  # ... and written (by the writer thread)
+        self.slots: Slots | None = None  # given back their shared memory once a batch is written
         self.thread = threading.Thread(target=self._run, name="groundwork-ingest-writer", daemon=True)
         self.thread.start()
 
     def put(self, batch: _Batch) -> None:
         self._check()
+        self.put_count += 1
         self.queue.put(batch)
+
+    @property
+    def idle(self) -> bool:
+        return self.done_count == self.put_count
 
     def close(self) -> None:
         self.queue.put(None)
@@ -252,15 +263,26 @@ class _Writer:
             batch = self.queue.get()
             if batch is None:
                 return
-            if self.error is not None:
-                continue  # drain; the main thread re-raises
             try:
+                if self.error is not None:
+                    continue  # drain; the main thread re-raises
                 if isinstance(batch, pa.Table):  # invocations.jsonl rows, staged until the final transaction
                     _insert(self.con, "_gw_index_stage", batch, columns=column_list("invocation_index"))
                 else:
                     self.issues_new += write_batch(self.con, batch)
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 self.error = exc
+                if self.slots is not None:
+                    self.slots.disable()  # a submit waiting for a slot goes on through the pipe
+            finally:
+                # The batch's shared memory is given back only now: DuckDB reads the Arrow memory
+                # lazily during the INSERTs, and keeps the tables it scanned until the COMMIT.
+                # (Should anything still refer to a slot, say the traceback of an error, it is
+                # not reused before that reference is gone.)
+                if self.slots is not None and not isinstance(batch, pa.Table):
+                    for r in batch.pending:
+                        self.slots.release(r)
+                self.done_count += 1
 
 
 def write_batch(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
@@ -603,6 +625,7 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
     ingest_id = loader.start()
     result = IngestResult(ingest_id, loader.root_real)
     listing = cursor(con)
+    slots = None
     try:
         total, index_present, schemas_present = _list_root(loader, listing, result)
         loader.total = total
@@ -611,6 +634,7 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
         index = _IndexLoad.begin(loader, index_present)
         tasks = _tasks(loader, listing, index, result, _chunk_size(total, loader.workers))
         with _Borrowed(parsers) if parsers is not None else _Pool(0 if total < SMALL else loader.workers) as pool:
+            slots = _open_slots(pool, loader, result)
             for fn, args in tasks:
                 for res in pool.submit(fn, *args):
                     loader.take(res, result)
@@ -628,11 +652,47 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
                 loader.close_writer(result)
             except BaseException:  # noqa: BLE001 - the first error is the one to report
                 pass
+        if slots is not None:
+            for r in loader.pending:  # an error above: results never handed to the writer
+                slots.release(r)
+            slots.close()
         loader.con.close()
         listing.close()
     if progress is not None:
         progress(loader.done, total)
     return result
+
+
+def _slot_count(pool: _Pool, loader: _Loader) -> int:
+    """Shared-memory slots for an ingest: the tasks in flight, plus the results of one and a half
+    batches (one is being committed while the next one fills), at most 48 more. The main process
+    waits for the writer before it holds more. (At 100k runs: 44 slots, ~105 MB, one wait; with
+    34 the parsers waited 18 times for the writer, with 54 the peak RSS grew by 50 MB.)"""
+    per_batch = -(-loader.batch_runs // _chunk_size(loader.total or 0, pool.workers))
+    return pool.ahead() + 2 + min(48, per_batch + per_batch // 2)
+
+
+def _open_slots(pool: _Pool, loader: _Loader, result: IngestResult) -> Slots | None:
+    """Shared memory for the tasks' tables (ingest/shm.py), when there are parser processes and
+    it can be set up (else None: the executor's pipe, as with GROUNDWORK_IPC=pipe)."""
+    if pool.ex is None:
+        return None
+    slots = Slots.create(_slot_count(pool, loader))
+    if slots is None:
+        return None
+
+    def make_room() -> bool:
+        """Every slot is taken: if the writer has none to give back, hand it the pending results.
+        False when nothing will give one back (the task then goes through the pipe)."""
+        if not loader.writer.idle:
+            return True
+        if any(r.slot is not None for r in loader.pending):
+            loader.flush(result)
+            return True
+        return False
+    pool.slots, pool.make_room = slots, make_room
+    loader.writer.slots = slots
+    return slots
 
 
 def _list_root(loader: _Loader, listing, result: IngestResult) -> tuple[int, bool, bool]:

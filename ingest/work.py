@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import gc
 import os
+import select
+import signal
+import threading
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -16,6 +19,7 @@ import pyarrow as pa
 from groundwork.canonical import CanonicalisationError, content_hash
 
 from . import issues as K
+from . import shm
 from .jsontext import decode_utf8, iso_to_us_opt, needs_exact_bytes, parse, vstr
 from .parse import PARSER_VERSION, failed_run, file_rows, parse_run
 from .scan import INDEX_FILE, list_and_read, list_run, read_files
@@ -28,10 +32,53 @@ class ChunkResult:
     unchanged: list[str] = field(default_factory=list)
     touched: list[tuple[str, str]] = field(default_factory=list)  # (name, files_fingerprint): same content, new stat
     rejected: list[str] = field(default_factory=list)
-    tables: dict[str, bytes] = field(default_factory=dict)  # Arrow IPC streams (non-empty tables only)
+    # Arrow IPC streams (non-empty tables only): bytes through the pipe, buffers over a shared
+    # memory slot in the main process (shm.Slots.receive), pa.Buffer when parsed inline
+    tables: dict[str, bytes | pa.Buffer] = field(default_factory=dict)
     touched_files: list[tuple] = field(default_factory=list)
     rejected_issues: list[tuple] = field(default_factory=list)
     rows: int = 0
+    # shared-memory transport (ingest/shm.py): where the worker wrote the streams in its slot
+    # (``tables`` is then empty), or why it could not; in the main process, the slot ``tables``
+    # refers to until the writer thread gives it back
+    slot_tables: dict[str, tuple[int, int]] | None = None
+    slot_end: int = 0
+    slot_error: str | None = None
+    slot: int | None = None
+
+
+_CRASH = os.environ.get("GROUNDWORK_INGEST_CRASH")  # fault injection for the kill -9 tests: "point:n"
+_crash_counts: dict[str, int] = {}
+
+
+def _crash_point(point: str) -> None:
+    """SIGKILL this process the n-th time ``point`` is reached (only when GROUNDWORK_INGEST_CRASH
+    is set; tests use it to kill an ingest, or a parser process, at exact moments)."""
+    if _CRASH is None:
+        return
+    name, _, n = _CRASH.partition(":")
+    if name == point:
+        _crash_counts[point] = _crash_counts.get(point, 0) + 1
+        if _crash_counts[point] == int(n or 1):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def run_task(slot: tuple | None, fn, *args):
+    """A task in a parser process: ``fn(*args)``; a ChunkResult's IPC streams go into the shared
+    memory slot ``slot`` when one is given and usable, else back through the pipe as bytes."""
+    res = fn(*args)
+    if isinstance(res, ChunkResult) and res.tables:
+        if slot is not None:
+            try:
+                res.slot_tables, res.slot_end = shm.put(slot, res.tables)
+            except (OSError, ValueError) as exc:
+                res.slot_error = f"{type(exc).__name__}: {exc}"
+            else:
+                res.tables = {}
+                _crash_point("worker-slot-written")
+                return res
+        res.tables = {t: b if isinstance(b, bytes) else memoryview(b).tobytes() for t, b in res.tables.items()}
+    return res
 
 
 def process_chunk(root: str, root_real: str, ingest_id: int, items: list, rehash: bool,
@@ -77,14 +124,14 @@ def process_chunk(root: str, root_real: str, ingest_id: int, items: list, rehash
     return res
 
 
-def _to_ipc(tbl: pa.Table) -> bytes:
+def _to_ipc(tbl: pa.Table) -> pa.Buffer:
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, tbl.schema) as writer:
         writer.write_table(tbl)
-    return sink.getvalue().to_pybytes()
+    return sink.getvalue()
 
 
-def _from_ipc(data: bytes) -> pa.Table:
+def _from_ipc(data) -> pa.Table:
     return pa.ipc.open_stream(data).read_all()
 
 
@@ -127,10 +174,35 @@ def _worker_init() -> None:
 
     Their Arrow tables are allocated with the C library's malloc instead of pyarrow's default
     (mimalloc), which hands freed memory back to the system between tasks, so every task's
-    tables were built in freshly faulted pages: 247 instead of 256-276 us of CPU per run."""
+    tables were built in freshly faulted pages: 247 instead of 256-276 us of CPU per run.
+
+    They exit when the main process does, even by ``kill -9`` (else they would wait for tasks
+    forever, holding their memory and the shared-memory slots they have open)."""
+    _exit_with_parent()
     gc.disable()
     pa.set_memory_pool(pa.system_memory_pool())
     try:
         os.nice(5)
     except OSError:
         pass
+
+
+def _exit_with_parent() -> None:
+    """End this process as soon as its parent is gone: a thread waits on a pidfd of the parent
+    (Linux), or checks every second where there is none."""
+    parent = os.getppid()
+    try:
+        fd = os.pidfd_open(parent)
+    except (AttributeError, OSError):
+        fd = None
+    if os.getppid() != parent:  # gone already
+        os._exit(1)
+
+    def watch():
+        if fd is not None:
+            select.select([fd], [], [])
+        else:
+            while os.getppid() == parent:
+                threading.Event().wait(1.0)
+        os._exit(1)
+    threading.Thread(target=watch, name="groundwork-exit-with-parent", daemon=True).start()
