@@ -14,7 +14,6 @@ import uuid
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
 import ingest.load as load
