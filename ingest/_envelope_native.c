@@ -74,27 +74,35 @@ typedef struct {
 
 /* ------------------------------------------------------------------------------- buffers */
 
+/* Make room for `n` more elements of `size` bytes after `len` in the array *mem of capacity
+ * *cap (doubling from `first`, never beyond `max` elements). -1 with MemoryError set. */
 static int
-buf_reserve(Buf *b, Py_ssize_t n)
+grow(void **mem, Py_ssize_t *cap, Py_ssize_t len, Py_ssize_t n, size_t size, Py_ssize_t first, Py_ssize_t max)
 {
-    if (b->cap - b->len >= n)
+    if (*cap - len >= n)
         return 0;
-    Py_ssize_t cap = b->cap ? b->cap : 1024;
-    while (cap - b->len < n) {
-        if (cap > PY_SSIZE_T_MAX / 4) {
+    Py_ssize_t c = *cap ? *cap : first;
+    while (c - len < n) {
+        if (c > max / 2) {
             PyErr_NoMemory();
             return -1;
         }
-        cap *= 2;
+        c *= 2;
     }
-    char *p = PyMem_Realloc(b->p, (size_t)cap);
-    if (p == NULL) {
+    void *m = PyMem_Realloc(*mem, (size_t)c * size);
+    if (m == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    b->p = p;
-    b->cap = cap;
+    *mem = m;
+    *cap = c;
     return 0;
+}
+
+static inline int
+buf_reserve(Buf *b, Py_ssize_t n)
+{
+    return grow((void **)&b->p, &b->cap, b->len, n, 1, 1024, PY_SSIZE_T_MAX / 2);
 }
 
 static inline int
@@ -126,20 +134,8 @@ buf_putc(Buf *b, char c)
 static int32_t
 new_node(P *p, uint8_t type)
 {
-    if (p->nn >= p->ncap) {
-        Py_ssize_t cap = p->ncap ? p->ncap * 2 : 256;
-        if (cap > INT32_MAX / 2) {
-            PyErr_NoMemory();
-            return FAIL(p);
-        }
-        Node *n = PyMem_Realloc(p->nodes, (size_t)cap * sizeof(Node));
-        if (n == NULL) {
-            PyErr_NoMemory();
-            return FAIL(p);
-        }
-        p->nodes = n;
-        p->ncap = cap;
-    }
+    if (grow((void **)&p->nodes, &p->ncap, p->nn, 1, sizeof(Node), 256, INT32_MAX / 2) < 0)
+        return FAIL(p);
     Node *n = &p->nodes[p->nn];
     memset(n, 0, sizeof(Node));
     n->type = type;
@@ -416,27 +412,10 @@ sort_keys(P *p, int32_t *v, int32_t *tmp, Py_ssize_t n)
 
 static int32_t parse_value(P *p, int depth);
 
-static int
+static inline int
 idx_reserve(P *p, Py_ssize_t n)
 {
-    if (p->icap - p->ni >= n)
-        return 0;
-    Py_ssize_t cap = p->icap ? p->icap : 256;
-    while (cap - p->ni < n) {
-        if (cap > INT32_MAX / 4) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        cap *= 2;
-    }
-    int32_t *v = PyMem_Realloc(p->idx, (size_t)cap * sizeof(int32_t));
-    if (v == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    p->idx = v;
-    p->icap = cap;
-    return 0;
+    return grow((void **)&p->idx, &p->icap, p->ni, n, sizeof(int32_t), 256, INT32_MAX / 2);
 }
 
 static int32_t

@@ -139,6 +139,25 @@ skip_spaces(const char *p, const char *end)
     return p;
 }
 
+/* After an array element or object member: past a ',' (and spaces) -> 1, past `close` -> 0,
+ * anything else -> -1 (decline). */
+static inline int
+after_member(const char **pp, const char *end, char close)
+{
+    const char *p = skip_spaces(*pp, end);
+    if (p >= end)
+        return -1;
+    if (*p == ',') {
+        *pp = skip_spaces(p + 1, end);
+        return 1;
+    }
+    if (*p == close) {
+        *pp = p + 1;
+        return 0;
+    }
+    return -1;
+}
+
 /* p at the opening quote; on OK *pp is just past the closing quote */
 static inline int
 scan_string(const char **pp, const char *end, const char **b, const char **e)
@@ -269,18 +288,11 @@ parse_value(Parser *ps, const char **pp, int depth, int role, Val *out)
                 Val v;
                 if (parse_value(ps, &p, depth + 1, R_OTHER, &v) != OK)
                     return DECLINE;
-                p = skip_spaces(p, end);
-                if (p >= end)
+                int more = after_member(&p, end, ']');
+                if (more < 0)
                     return DECLINE;
-                if (*p == ',') {
-                    p = skip_spaces(p + 1, end);
-                    continue;
-                }
-                if (*p == ']') {
-                    p++;
+                if (!more)
                     break;
-                }
-                return DECLINE;
             }
         }
         out->t = A_ARR;
@@ -331,18 +343,11 @@ parse_value(Parser *ps, const char **pp, int depth, int role, Val *out)
                     return DECLINE;
                 if (s >= 0)
                     ps->slot[s] = v;
-                p = skip_spaces(p, end);
-                if (p >= end)
+                int more = after_member(&p, end, '}');
+                if (more < 0)
                     return DECLINE;
-                if (*p == ',') {
-                    p = skip_spaces(p + 1, end);
-                    continue;
-                }
-                if (*p == '}') {
-                    p++;
+                if (!more)
                     break;
-                }
-                return DECLINE;
             }
         }
         ps->nkeys = base;

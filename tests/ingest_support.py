@@ -53,6 +53,14 @@ def archive(tmp_path: Path, *scenarios: str, index: bool = False) -> tuple[Path,
     return runs, ids
 
 
+def synthetic_runs(folder: Path, runs: int, seed: int) -> Path:
+    """The runs/ folder of a synthetic archive (groundwork synth, 30 % violating) made in ``folder``."""
+    from groundwork.synth import generate
+
+    generate(folder / "synth", runs, seed=seed, violation_rate=0.3, workers=1)
+    return folder / "synth" / "runs"
+
+
 def fresh_con(path: str = ":memory:") -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(path)
     apply_schema(con, comments=path != ":memory:")

@@ -29,7 +29,7 @@ from ingest.issues import Issues
 from ingest.jsontext import iso_to_us_opt
 from ingest.scan import FileEntry, list_and_read
 
-from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS
+from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS, synthetic_runs
 from native_support import built
 
 native = built("ingest._envelope_native")
@@ -112,11 +112,7 @@ def test_corpus_and_example_archive_documents_agree():
 
 @pytest.fixture(scope="module")
 def synth_runs(tmp_path_factory):
-    from groundwork.synth import generate
-
-    out = tmp_path_factory.mktemp("envnative") / "synth"
-    generate(out, 150, seed=12, violation_rate=0.3, workers=1)
-    return out / "runs"
+    return synthetic_runs(tmp_path_factory.mktemp("envnative"), 150, seed=12)
 
 
 def test_synthetic_archive_documents_agree_and_take_the_fast_path(synth_runs):

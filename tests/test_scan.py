@@ -16,10 +16,10 @@ import pytest
 from ingest import scan
 from ingest.scan import list_and_read, list_run, read_files
 
+from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS, synthetic_runs
 from native_support import built
 
-HERE = Path(__file__).parent
-ARCHIVES = [HERE / "fixtures" / "corpus" / "runs", HERE.parent / "examples" / "archive" / "runs"]
+ARCHIVES = [CORPUS_RUNS, EXAMPLE_RUNS]
 
 
 def oracle(root: str, root_real: str, name: str) -> scan.RunListing:
@@ -61,11 +61,7 @@ def agree(runs: Path, names, links=()) -> None:
 
 @pytest.fixture(scope="module")
 def synth_runs(tmp_path_factory):
-    from groundwork.synth import generate
-
-    out = tmp_path_factory.mktemp("scan") / "synth"
-    generate(out, 60, seed=5, violation_rate=0.3, workers=1)
-    return out / "runs"
+    return synthetic_runs(tmp_path_factory.mktemp("scan"), 60, seed=5)
 
 
 @pytest.mark.parametrize("runs", ARCHIVES, ids=["corpus", "example"])

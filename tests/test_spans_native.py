@@ -25,7 +25,7 @@ from ingest.jsontext import iso_times, may_hold_surrogate, needs_exact_bytes
 from ingest.parse import parse_run
 from ingest.scan import FileEntry, RunListing, list_and_read
 
-from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS
+from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS, synthetic_runs
 from native_support import built
 
 native = built("ingest._spans_native")
@@ -36,23 +36,10 @@ def typed(rows):
     return [tuple((type(v).__name__, v) for v in row) for row in rows]
 
 
-def python_path(text: str, inv: str = "inv-1"):
-    """parse_spans with the fast path off, called as parse_run calls it."""
+def through_parse_spans(text: str, inv: str = "inv-1", fast_path=None):
+    """parse_spans called as parse_run calls it, with ``fast_path`` as its C path (None: off)."""
     data = text.encode("utf-8", "surrogatepass")
-    saved, spans._native = spans._native, None
-    try:
-        issues = Issues()
-        rows, fmt, records = spans.parse_spans(text, inv, "runs/x/spans.jsonl", issues, data.endswith((b"\n", b"\r")),
-                                               needs_exact_bytes(data), may_hold_surrogate(data))
-    finally:
-        spans._native = saved
-    return typed(rows), fmt, [(r.name, r.span_id, r.parent_id, r.line) for r in records], issues.items
-
-
-def hooked_path(text: str, inv: str = "inv-1"):
-    """parse_spans with the fast path on (what ingest runs)."""
-    data = text.encode("utf-8", "surrogatepass")
-    saved, spans._native = spans._native, native
+    saved, spans._native = spans._native, fast_path
     try:
         issues = Issues()
         rows, fmt, records = spans.parse_spans(text, inv, "runs/x/spans.jsonl", issues, data.endswith((b"\n", b"\r")),
@@ -64,9 +51,9 @@ def hooked_path(text: str, inv: str = "inv-1"):
 
 def check(text: str, inv: str = "inv-1") -> bool:
     """Assert the fast path agrees with the Python path on ``text``; True when it was taken."""
-    expected = python_path(text, inv)
+    expected = through_parse_spans(text, inv)
     got = native.sdk_rows(text, inv, iso_times)
-    assert hooked_path(text, inv) == expected
+    assert through_parse_spans(text, inv, native) == expected
     if got is None:
         return False
     rows, fmt, records, issues = expected
@@ -93,11 +80,7 @@ def test_corpus_and_example_files_agree():
 
 @pytest.fixture(scope="module")
 def synth_runs(tmp_path_factory):
-    from groundwork.synth import generate
-
-    out = tmp_path_factory.mktemp("native") / "synth"
-    generate(out, 150, seed=11, violation_rate=0.3, workers=1)
-    return out / "runs"
+    return synthetic_runs(tmp_path_factory.mktemp("native"), 150, seed=11)
 
 
 def test_synthetic_archive_files_agree_and_take_the_fast_path(synth_runs):
