@@ -44,7 +44,7 @@ def raw_chunk(root, root_real, ingest_id, items, rehash, links=frozenset()):
 
 def main(runs_dir: str, warehouse: str) -> None:
     import ingest.load as load
-    from groundwork.warehouse import connect
+    from groundwork.core.warehouse import connect
     from ingest import ingest_archive, parsers
     from pipeline_floor import raw_chunk as chunk  # by module name, so the parser processes find it
 

@@ -12,7 +12,7 @@ import sys
 
 import typer
 
-from .errors import GroundworkError
+from groundwork.core.errors import GroundworkError
 
 COMMAND_MODULES = ("ingest", "lint", "verify", "drift", "nightly", "synth", "sql", "query", "export", "example")
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import GroundworkError
-from .pyrepr import pyrepr
-from .sources import LoadedSources, SourceEntry, load_into_warehouse
+from groundwork.core.errors import GroundworkError
+from groundwork.core.pyrepr import pyrepr
+from groundwork.sources import LoadedSources, SourceEntry, load_into_warehouse
 
 # The record hash the source check uses for an item (same choice as sql/rules/S2.sql).
 _HASH = """CASE WHEN {i}.canonicalisation = 'json-sorted-utf8-v1' THEN {r}.hash_fairsharing

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import duckdb
 
-from .paths import ROOT
-from .warehouse import connect
+from groundwork.core.paths import ROOT
+from groundwork.core.warehouse import connect
 
 EXAMPLE_PATH = ROOT / "warehouse.duckdb.example"
 ARCHIVE_DIR = ROOT / "examples" / "archive"
@@ -37,8 +37,8 @@ VOLATILE = {
 def build(out: Path = EXAMPLE_PATH, archive: Path = ARCHIVE_DIR) -> Path:
     """Ingest, lint and verify ``archive`` into a fresh compact warehouse at ``out`` (replaced atomically)."""
     import ingest
-    from .lint import lint_warehouse
-    from .verify import verify_warehouse
+    from groundwork.lint import lint_warehouse
+    from groundwork.verify import verify_warehouse
 
     out, archive = Path(out).resolve(), Path(archive).resolve()
     con = connect(":memory:", comments=True)  # copied into the example file, which documents itself

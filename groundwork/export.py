@@ -21,9 +21,9 @@ from pathlib import Path
 
 import duckdb
 
-from . import __version__
-from .errors import GroundworkError
-from .schemadoc import columns, relations
+from groundwork import __version__
+from groundwork.core.errors import GroundworkError
+from groundwork.schemadoc import columns, relations
 
 MANIFEST = "manifest.json"
 EMPTY_PARTITION = "__HIVE_DEFAULT_PARTITION__"

@@ -12,7 +12,7 @@ from typing import Callable, Iterator, TextIO
 
 import orjson
 
-from .investigate import Result
+from groundwork.investigate import Result
 
 TABLE_SAMPLE_ROWS = 1000
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",

@@ -12,7 +12,7 @@ from typing import Iterator
 
 import duckdb
 
-from .errors import GroundworkError
+from groundwork.core.errors import GroundworkError
 
 BATCH_ROWS = 2048
 

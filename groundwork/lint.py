@@ -39,10 +39,11 @@ import jinja2
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import __version__, pyrepr, rules as rules_mod
-from .errors import GroundworkError
-from .paths import SCHEMA_SQL
-from .warehouse import ROW_GROUP_SIZE, transaction
+from groundwork import __version__, rules as rules_mod
+from groundwork.core import pyrepr
+from groundwork.core.errors import GroundworkError
+from groundwork.core.paths import SCHEMA_SQL
+from groundwork.core.warehouse import ROW_GROUP_SIZE, transaction
 
 PASSED, FAILED, UNLINTABLE = "passed", "failed", "unlintable"
 CYCLE_REASON = "span-id cycle reachable from invoke_agent: the workbench linter never returns (errata C4)"

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import duckdb
 
-from . import __version__
-from .errors import GroundworkError
-from .warehouse import DEFAULT_PATH, connect
+from groundwork import __version__
+from groundwork.core.errors import GroundworkError
+from groundwork.core.warehouse import DEFAULT_PATH, connect
 
 DEFAULT_OUT = "reports-out"
 
@@ -97,8 +97,8 @@ def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_O
     from reports.build import build_reports
     from reports.data import Passes
 
-    from .lint import lint_warehouse
-    from .rules import keep_derived
+    from groundwork.lint import lint_warehouse
+    from groundwork.rules import keep_derived
 
     runs_dir, out = Path(runs_dir), Path(out)
     sources = Path(sources) if sources is not None else None
@@ -131,7 +131,7 @@ def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_O
             seconds["lint"] = time.perf_counter() - t
             verify = None
             if sources is not None:
-                from .verify import verify_warehouse
+                from groundwork.verify import verify_warehouse
 
                 t = time.perf_counter()
                 verify = verify_warehouse(con, sources, record=True)

@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import GroundworkError
-from .paths import QUERIES_DIR
+from groundwork.core.errors import GroundworkError
+from groundwork.core.paths import QUERIES_DIR
 
 TYPES = ("text", "int", "float", "bool", "date", "timestamp")
 KEYS = ("title", "description", "param")

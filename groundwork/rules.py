@@ -64,9 +64,9 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from .errors import GroundworkError
-from .paths import RULES_DIR, TEMPLATES_DIR
-from .warehouse import memory_at_most, quote_identifier as _quote, transaction
+from groundwork.core.errors import GroundworkError
+from groundwork.core.paths import RULES_DIR, TEMPLATES_DIR
+from groundwork.core.warehouse import memory_at_most, quote_identifier as _quote, transaction
 
 MODES = ("retrieval", "input_only", "none", "delegation")
 KINDS = ("rule", "finding", "source")

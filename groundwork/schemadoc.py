@@ -11,8 +11,8 @@ from pathlib import Path
 
 import duckdb
 
-from .paths import ROOT
-from .warehouse import apply_schema
+from groundwork.core.paths import ROOT
+from groundwork.core.warehouse import apply_schema
 
 DOC_PATH = ROOT / "docs" / "schema.md"
 

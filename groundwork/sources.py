@@ -23,11 +23,11 @@ from pathlib import Path
 import pyarrow as pa
 import yaml
 
-from ingest.jsontext import loads, needs_exact, vstr  # json.loads results at orjson speed; storable str()
+from groundwork.core.jsontext import loads, needs_exact, vstr  # json.loads results at orjson speed; storable str()
 
-from .canonical import CanonicalisationError, canonical_bytes, project_fairsharing, sha256_hex
-from .errors import ConfigError
-from .pyrepr import pyrepr, pystr
+from groundwork.core.canonical import CanonicalisationError, canonical_bytes, project_fairsharing, sha256_hex
+from groundwork.core.errors import ConfigError
+from groundwork.core.pyrepr import pyrepr, pystr
 
 REQUIRED_KEYS = ("snapshot_refs", "path", "id_field", "sha256")
 

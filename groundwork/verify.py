@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from . import __version__ as TOOL_VERSION
-from . import rules as rules_mod
-from .canonical import unknown_message
-from .errors import GroundworkError
-from .lint import render_many
-from .sources import LoadedSources, _insert_arrow, load_into_warehouse
+from groundwork import __version__ as TOOL_VERSION
+from groundwork import rules as rules_mod
+from groundwork.core.canonical import unknown_message
+from groundwork.core.errors import GroundworkError
+from groundwork.lint import render_many
+from groundwork.sources import LoadedSources, _insert_arrow, load_into_warehouse
 
 VIOLATION_RULES = ("S1", "S2")
 UNRESOLVED_RULE = "S0"
@@ -284,7 +284,7 @@ def verify_envelope(envelope_path, sources_path) -> VerifyResult:
     """
     from ingest import load_single
 
-    from .warehouse import connect
+    from groundwork.core.warehouse import connect
 
     p = Path(envelope_path)
     if not p.is_file():

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 
-from groundwork.canonical import CanonicalisationError, content_hash
+from groundwork.core.canonical import CanonicalisationError, content_hash
 
-from . import issues as K
-from .issues import Issues
-from .jsontext import dumps, dumps_doc, iso_to_us_opt, json_type, vstr
+from ingest import issues as K
+from ingest.issues import Issues
+from groundwork.core.jsontext import dumps, dumps_doc, iso_to_us_opt, json_type, vstr
 
 MODES = ("retrieval", "input_only", "none", "delegation")
 WITHHELD_TYPE = "https://w3id.org/data-director/problems/grounding-violation"

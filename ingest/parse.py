@@ -9,12 +9,12 @@ from __future__ import annotations
 import operator
 from hashlib import sha256
 
-from groundwork import native as _native_switch
+from groundwork.core import native as _native_switch
 
-from . import issues as K
-from .envelope import delegation_rows, envelope_columns, evidence_rows, payload_rows, request_columns
-from .issues import Issues, reason
-from .jsontext import (
+from ingest import issues as K
+from ingest.envelope import delegation_rows, envelope_columns, evidence_rows, payload_rows, request_columns
+from ingest.issues import Issues, reason
+from groundwork.core.jsontext import (
     decode_utf8,
     has_lone_surrogate,
     iso_to_us_opt,
@@ -24,9 +24,9 @@ from .jsontext import (
     parse,
     vstr,
 )
-from .scan import FileEntry, RunListing
-from .spans import check_cycles, native_spans, parse_spans
-from .tables import COLUMNS, RowSet
+from ingest.scan import FileEntry, RunListing
+from ingest.spans import check_cycles, native_spans, parse_spans
+from ingest.tables import COLUMNS, RowSet
 
 # ingest/_envelope_native.c: envelope.json / request.json bytes -> exactly the rows below, or None
 # (declined: the Python path runs). None when not built or GROUNDWORK_NATIVE=off.

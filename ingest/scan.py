@@ -12,9 +12,9 @@ import stat as stat_mod
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from groundwork import native as _native_switch
+from groundwork.core import native as _native_switch
 
-from . import issues as K
+from ingest import issues as K
 
 # ingest/_scan_native.c: read_folder(path) -> [(name, data, mtime_ns, listed_size)] for a folder of
 # regular files with ASCII names, exactly as list_and_read's Python path reads them, or None

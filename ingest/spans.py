@@ -17,11 +17,11 @@ from __future__ import annotations
 import base64
 import binascii
 
-from groundwork import native
+from groundwork.core import native
 
-from . import issues as K
-from .issues import Issues
-from .jsontext import (MAX_LINE, TimeProblem, dumps, dumps_doc, has_lone_surrogate, is_blank, iso_times,
+from ingest import issues as K
+from ingest.issues import Issues
+from groundwork.core.jsontext import (MAX_LINE, TimeProblem, dumps, dumps_doc, has_lone_surrogate, is_blank, iso_times,
                        may_hold_surrogate, needs_exact, parse, pystr_repr, strip0x, vstr)
 
 OWNED = ("dd.operation", "dd.agent_id", "dd.source_id", "dd.content_hash", "dd.model_id",

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from groundwork.canonical import CanonicalisationError, content_hash
+from groundwork.core.canonical import CanonicalisationError, content_hash
 
-from . import issues as K
-from . import shm
-from .jsontext import decode_utf8, iso_to_us_opt, needs_exact_bytes, parse, vstr
-from .parse import PARSER_VERSION, failed_run, file_rows, parse_run
-from .scan import INDEX_FILE, list_and_read, list_run, read_files
-from .tables import RUN_TABLES, RowSet
+from ingest import issues as K
+from ingest import shm
+from groundwork.core.jsontext import decode_utf8, iso_to_us_opt, needs_exact_bytes, parse, vstr
+from ingest.parse import PARSER_VERSION, failed_run, file_rows, parse_run
+from ingest.scan import INDEX_FILE, list_and_read, list_run, read_files
+from ingest.tables import RUN_TABLES, RowSet
 
 
 @dataclass

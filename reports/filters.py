@@ -17,7 +17,7 @@ import hashlib
 import re
 from functools import lru_cache
 
-from groundwork.pyrepr import _is_printable
+from groundwork.core.pyrepr import _is_printable
 
 _SAFE_SLUG = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]{0,99}")
 
@@ -124,7 +124,7 @@ def html_environment(limit: int | None = None):
     """The project's Jinja environment with a ``finalize`` that shows run-controlled strings
     visibly (and cut at ``limit``) without copying the data first: pages are rendered thousands
     at a time."""
-    from .render import environment
+    from reports.render import environment
 
     return environment().overlay(finalize=_finalizer(limit))
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import orjson
 
-from . import data
-from .charts import stacked_bars
-from .filters import render_html, slug
-from .output import write_atomic
-from .render import render
+from reports import data
+from reports.charts import stacked_bars
+from reports.filters import render_html, slug
+from reports.output import write_atomic
+from reports.render import render
 
 TOP = 100           # rows per bounded table in the fleet report
 DIFF_TOP = 50       # runs listed per change class

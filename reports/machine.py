@@ -14,9 +14,9 @@ from pathlib import Path
 
 import orjson
 
-from . import data
-from .output import write_atomic
-from .render import render
+from reports import data
+from reports.output import write_atomic
+from reports.render import render
 
 MAX_AGENT_LABELS = 200
 JUNIT_EXAMPLES = 20

@@ -17,9 +17,9 @@ import jinja2
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from jinja2.bccache import Bucket, FileSystemBytecodeCache
 
-from groundwork.cachedir import cache_dir
-from groundwork.paths import TEMPLATES_DIR
-from groundwork.pyrepr import pyrepr, repr_json, repr_str_json
+from groundwork.core.cachedir import cache_dir
+from groundwork.core.paths import TEMPLATES_DIR
+from groundwork.core.pyrepr import pyrepr, repr_json, repr_str_json
 
 CACHE_ENV = "GROUNDWORK_TEMPLATE_CACHE"  # a directory, or "off"; default ~/.cache/groundwork/templates
 

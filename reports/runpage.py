@@ -24,10 +24,10 @@ import orjson
 
 from groundwork import __version__
 
-from . import data
-from .filters import render_html, slug
-from .output import write_atomic
-from groundwork.paths import TEMPLATES_DIR
+from reports import data
+from reports.filters import render_html, slug
+from reports.output import write_atomic
+from groundwork.core.paths import TEMPLATES_DIR
 
 MANIFEST = ".groundwork-manifest.json"
 BATCH = 5000        # runs per page-data batch

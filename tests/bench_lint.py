@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 import ingest  # noqa: E402
 from groundwork.lint import lint_warehouse  # noqa: E402
 from groundwork.rules import keep_derived  # noqa: E402
-from groundwork.warehouse import connect  # noqa: E402
+from groundwork.core.warehouse import connect  # noqa: E402
 from tests.reference import linter as ref  # noqa: E402
 
 CORPUS_RUNS = ROOT / "tests" / "fixtures" / "corpus" / "runs"

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from groundwork.sources import load_into_warehouse
 from groundwork.verify import verify_warehouse
-from groundwork.warehouse import connect
+from groundwork.core.warehouse import connect
 
 
 def build(tmp: Path, n: int) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import duckdb
 
-from groundwork.warehouse import apply_schema
+from groundwork.core.warehouse import apply_schema
 from ingest import ingest_archive
 
 CORPUS = Path(__file__).parent / "fixtures" / "corpus"

@@ -12,7 +12,7 @@ def build_corpus_warehouse(path: Path, corpus: Path) -> Path:
     import ingest
     from groundwork.lint import lint_warehouse
     from groundwork.verify import verify_warehouse
-    from groundwork.warehouse import connect
+    from groundwork.core.warehouse import connect
 
     con = connect(path)
     try:

@@ -12,8 +12,8 @@ import struct
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from groundwork.canonical import canonical_bytes, content_hash
-from ingest.jsontext import needs_exact, parse
+from groundwork.core.canonical import canonical_bytes, content_hash
+from groundwork.core.jsontext import needs_exact, parse
 
 
 def reference(value) -> bytes:

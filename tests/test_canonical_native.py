@@ -1,4 +1,4 @@
-"""The C fast path for canonical bytes (groundwork/_canonical_native.c) against json.dumps itself.
+"""The C fast path for canonical bytes (groundwork/core/_canonical_native.c) against json.dumps itself.
 
 The oracle is Python's json.dumps(value, sort_keys=True, separators=(",", ":"),
 ensure_ascii=False).encode("utf-8") (spec 4.1): the extension returns exactly those bytes or
@@ -23,15 +23,15 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from groundwork import canonical
-from groundwork.canonical import CanonicalisationError, canonical_bytes
+from groundwork.core import canonical
+from groundwork.core.canonical import CanonicalisationError, canonical_bytes
 from ingest import ingest_archive
 from ingest import parse as ingest_parse
 
 from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS, fresh_con
 from native_support import built
 
-native = built("groundwork._canonical_native")
+native = built("groundwork.core._canonical_native")
 
 
 def reference(value) -> bytes:
@@ -267,7 +267,7 @@ def test_warehouse_hashes_unchanged(runs_dir, monkeypatch):
 
 
 def test_groundwork_native_off_switches_it_off():
-    code = "from groundwork import canonical; print(canonical._native is None)"
+    code = "from groundwork.core import canonical; print(canonical._native is None)"
     env = dict(os.environ, GROUNDWORK_NATIVE="off")
     off = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     env["GROUNDWORK_NATIVE"] = ""

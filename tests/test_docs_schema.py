@@ -6,7 +6,7 @@ import duckdb
 import pytest
 
 from groundwork import schemadoc
-from groundwork.warehouse import apply_schema
+from groundwork.core.warehouse import apply_schema
 
 INVESTIGATION_VIEWS = ("run_summary", "violation_messages", "span_tree", "citations", "latest_lint_diff")
 

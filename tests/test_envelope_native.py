@@ -22,11 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groundwork import canonical
+from groundwork.core import canonical
 from ingest import parse as P
 from ingest.envelope import delegation_rows, envelope_columns, evidence_rows, payload_rows, request_columns
 from ingest.issues import Issues
-from ingest.jsontext import iso_to_us_opt
+from groundwork.core.jsontext import iso_to_us_opt
 from ingest.scan import FileEntry, list_and_read
 
 from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS, synthetic_runs

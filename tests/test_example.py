@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from groundwork import example
-from groundwork.paths import ROOT
+from groundwork.core.paths import ROOT
 from investigation_support import gw
 
 README = ROOT / "README.md"

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from groundwork.export import export_parquet, tables
-from groundwork.warehouse import connect
+from groundwork.core.warehouse import connect
 from investigation_support import build_corpus_warehouse, gw
 
 

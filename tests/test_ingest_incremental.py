@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from groundwork.warehouse import connect
+from groundwork.core.warehouse import connect
 from ingest import parsers
 from ingest_support import (CORPUS_RUNS, PASS_NONE, PASS_RETRIEVAL, archive, fresh_con, ingest, issues, run_row,
                             snapshot, span_lines, write_span_lines)

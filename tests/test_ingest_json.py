@@ -9,7 +9,7 @@ import math
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ingest.jsontext import loads
+from groundwork.core.jsontext import loads
 from ingest.load import _insert
 from ingest.tables import RUN_TABLES
 from ingest_support import fresh_con
@@ -145,5 +145,5 @@ def test_parse_run_never_raises_and_its_rows_always_load(spans, env, junk_spans,
 @example(None)
 def test_raw_json_columns_are_exactly_json_dumps(value):
     """The *_json columns hold exactly Python's json.dumps text (repr_json parses it back)."""
-    from ingest.jsontext import dumps
+    from groundwork.core.jsontext import dumps
     assert dumps(value) == json.dumps(value)

@@ -15,8 +15,8 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from ingest import jsontext
-from ingest.jsontext import TimeProblem, iso_times, may_hold_surrogate
+from groundwork.core import jsontext
+from groundwork.core.jsontext import TimeProblem, iso_times, may_hold_surrogate
 
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import ingest
 from groundwork.cli import app
-from groundwork.warehouse import connect
+from groundwork.core.warehouse import connect
 from tests.conftest import CORPUS
 
 EXPECTED = {d["invocation_id"]: d for d in map(json.loads, (CORPUS / "expected.jsonl").read_text(encoding="utf-8").splitlines())}

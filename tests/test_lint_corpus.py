@@ -15,7 +15,7 @@ import pytest
 import ingest
 from groundwork import rules
 from groundwork.lint import lint_warehouse
-from groundwork.warehouse import connect
+from groundwork.core.warehouse import connect
 
 from tests.conftest import CORPUS
 

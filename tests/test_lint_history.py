@@ -7,8 +7,8 @@ import shutil
 
 import ingest
 from groundwork.lint import lint_warehouse
-from groundwork.paths import RULES_DIR
-from groundwork.warehouse import connect
+from groundwork.core.paths import RULES_DIR
+from groundwork.core.warehouse import connect
 from tests.conftest import CORPUS
 
 EXPECTED = {d["scenario"]: d for d in map(json.loads, (CORPUS / "expected.jsonl").read_text(encoding="utf-8").splitlines())}

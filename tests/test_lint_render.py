@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from groundwork import lint
-from groundwork.pyrepr import pyrepr, repr_json
+from groundwork.core.pyrepr import pyrepr, repr_json
 from reports.render import render
 
 VALUES = ["src:a", "it's", 'say "hi"', "both ' and \"", "back\\slash", "tab\there", "new\nline", "é", "\u202e",

@@ -24,7 +24,7 @@ import ingest
 from groundwork.lint import lint_warehouse
 from groundwork import rules
 from groundwork.rules import keep_derived
-from groundwork.warehouse import connect, size_bytes
+from groundwork.core.warehouse import connect, size_bytes
 from tests.conftest import CORPUS
 from tests.property_support import disagreements, reference_lint, sql_lint_verdicts
 from tests.strategies import archives, write_archive

@@ -9,7 +9,7 @@ import shutil
 import ingest
 from groundwork.lint import lint_warehouse
 from groundwork.rules import keep_derived
-from groundwork.warehouse import connect
+from groundwork.core.warehouse import connect
 from tests.conftest import CORPUS
 
 EXPECTED = {d["scenario"]: d for d in map(json.loads, (CORPUS / "expected.jsonl").read_text(encoding="utf-8").splitlines())}

@@ -15,7 +15,7 @@ ingest = pytest.importorskip("ingest")
 lint = pytest.importorskip("groundwork.lint")
 verify = pytest.importorskip("groundwork.verify")
 
-from groundwork.warehouse import connect  # noqa: E402
+from groundwork.core.warehouse import connect  # noqa: E402
 
 TRACE = "0x" + "a" * 32
 

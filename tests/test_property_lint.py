@@ -26,7 +26,7 @@ lint = pytest.importorskip("groundwork.lint")
 if not hasattr(ingest, "ingest_archive") or not hasattr(lint, "lint_warehouse"):
     pytest.skip("ingest.ingest_archive / groundwork.lint.lint_warehouse not available yet", allow_module_level=True)
 
-from groundwork.warehouse import connect  # noqa: E402
+from groundwork.core.warehouse import connect  # noqa: E402
 
 # soak runs (thorough profile) add byte-level mutations of the runs
 HOSTILE = os.environ.get("GROUNDWORK_HYPOTHESIS") == "thorough"

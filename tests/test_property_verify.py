@@ -25,7 +25,7 @@ verify = pytest.importorskip("groundwork.verify")
 if not hasattr(ingest, "ingest_archive") or not hasattr(verify, "verify_warehouse"):
     pytest.skip("ingest.ingest_archive / groundwork.verify.verify_warehouse not available yet", allow_module_level=True)
 
-from groundwork.warehouse import connect  # noqa: E402
+from groundwork.core.warehouse import connect  # noqa: E402
 
 # soak runs (thorough profile) add byte-level mutations of the runs
 HOSTILE = os.environ.get("GROUNDWORK_HYPOTHESIS") == "thorough"
@@ -83,7 +83,7 @@ def test_snapshot_ref_is_printed_as_the_raw_value(tmp_path):
 @given(runs=archives(max_runs=3))
 def test_drop_in_verify_agrees_with_reference(runs, tmp_path_factory):
     """`groundwork verify ENVELOPE --sources FILE` path (verify.verify_envelope) on single envelopes."""
-    from groundwork.errors import GroundworkError
+    from groundwork.core.errors import GroundworkError
 
     tmp = tmp_path_factory.mktemp("verify")
     sources_yaml = write_sources(tmp / "sources")

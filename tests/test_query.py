@@ -9,8 +9,8 @@ import duckdb
 import pytest
 
 from groundwork import queries
-from groundwork.paths import QUERIES_DIR
-from groundwork.warehouse import connect
+from groundwork.core.paths import QUERIES_DIR
+from groundwork.core.warehouse import connect
 from investigation_support import gw
 
 SAVED = sorted(QUERIES_DIR.glob("*.sql"))

@@ -15,7 +15,7 @@ import pytest
 
 from groundwork import queries
 from groundwork.investigate import run
-from groundwork.warehouse import connect
+from groundwork.core.warehouse import connect
 from investigation_support import build_corpus_warehouse, gw
 from tests.reference.linter import grounded_on_values  # the spec 6.5 walk, independent of groundwork
 

@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from groundwork.errors import ConfigError
+from groundwork.core.errors import ConfigError
 from groundwork.sources import load_sources
 from tests.reference import sources as refsrc
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from groundwork.warehouse import connect
+from groundwork.core.warehouse import connect
 from reports import data, fleet, machine, runpage
 from reports.build import build_reports
 from reports.data import Passes

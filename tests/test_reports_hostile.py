@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from groundwork.warehouse import connect
+from groundwork.core.warehouse import connect
 from reports.build import build_reports
 from reports.data import Passes
 from reports.filters import slug

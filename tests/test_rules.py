@@ -8,9 +8,9 @@ import duckdb
 import pytest
 
 from groundwork import rules
-from groundwork.errors import GroundworkError
-from groundwork.paths import RULES_DIR, TEMPLATES_DIR
-from groundwork.warehouse import apply_schema
+from groundwork.core.errors import GroundworkError
+from groundwork.core.paths import RULES_DIR, TEMPLATES_DIR
+from groundwork.core.warehouse import apply_schema
 
 ALL = rules.load_rules(kinds=rules.KINDS)
 LINT = rules.load_rules()

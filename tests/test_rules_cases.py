@@ -20,7 +20,7 @@ import pytest
 
 import ingest
 from groundwork.lint import lint_warehouse
-from groundwork.warehouse import connect
+from groundwork.core.warehouse import connect
 
 CASES_DIR = Path(__file__).parent / "rules"
 CASES = sorted(CASES_DIR.glob("*/*.json"))

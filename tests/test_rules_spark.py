@@ -26,10 +26,10 @@ import pytest
 import ingest
 from groundwork import rules
 from groundwork.export import export_parquet
-from groundwork.paths import SCHEMA_SQL
+from groundwork.core.paths import SCHEMA_SQL
 from groundwork.synth import generate
 from groundwork.verify import verify_warehouse
-from groundwork.warehouse import connect
+from groundwork.core.warehouse import connect
 
 from tests.conftest import CORPUS
 

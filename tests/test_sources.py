@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from groundwork.errors import ConfigError
+from groundwork.core.errors import ConfigError
 from groundwork.sources import load_into_warehouse, load_sources
-from groundwork.warehouse import connect
+from groundwork.core.warehouse import connect
 from tests.cli_support import run_cli
 
 RECORD_A = {"source_id": "src:a", "text": "Alpha."}

@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groundwork import native as groundwork_native
+from groundwork.core import native as groundwork_native
 from ingest import spans
 from ingest.issues import Issues
-from ingest.jsontext import iso_times, may_hold_surrogate, needs_exact_bytes
+from groundwork.core.jsontext import iso_times, may_hold_surrogate, needs_exact_bytes
 from ingest.parse import parse_run
 from ingest.scan import FileEntry, RunListing, list_and_read
 

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from groundwork.investigate import error_position
-from groundwork.warehouse import connect
+from groundwork.core.warehouse import connect
 from investigation_support import gw
 
 

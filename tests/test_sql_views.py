@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from groundwork.warehouse import connect
+from groundwork.core.warehouse import connect
 
 T0 = "TIMESTAMP '2026-09-25 10:00:00'"
 

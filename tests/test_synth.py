@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from groundwork.canonical import content_hash
+from groundwork.core.canonical import content_hash
 from groundwork.synth import generate
 
 RUNS, SEED, RATE = 300, 11, 0.5
@@ -72,7 +72,7 @@ def test_same_seed_same_bytes_whatever_the_worker_count(archive, tmp_path):
 
 
 def test_existing_directory_is_refused(archive):
-    from groundwork.errors import GroundworkError
+    from groundwork.core.errors import GroundworkError
 
     with pytest.raises(GroundworkError, match="not empty"):
         generate(archive, 10)

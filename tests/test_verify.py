@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from groundwork.warehouse import connect
+from groundwork.core.warehouse import connect
 from tests.cli_support import run_cli
 
 ingest = pytest.importorskip("ingest")

@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from groundwork import warehouse
-from groundwork.warehouse import _COMMENT, _without_comments, apply_schema, connect, schema_sql
+from groundwork.core import warehouse
+from groundwork.core.warehouse import _COMMENT, _without_comments, apply_schema, connect, schema_sql
 
 SHAPE = """
 SELECT 'column', table_name, column_name, data_type FROM duckdb_columns()
@@ -58,7 +58,7 @@ def test_connect_documents_a_file_warehouse_and_not_an_in_memory_one(tmp_path):
 
 
 def test_a_warehouse_file_keeps_its_name_and_cursors_see_it(tmp_path):
-    from groundwork.warehouse import cursor
+    from groundwork.core.warehouse import cursor
 
     con = connect(tmp_path / "fleet.duckdb")
     assert con.execute("SELECT current_database()").fetchall() == [("fleet",)]
@@ -79,7 +79,7 @@ def test_a_warehouse_named_like_a_duckdb_catalog_still_opens(tmp_path):
 def test_what_groundwork_writes_is_stored_in_small_row_groups(tmp_path):
     # Each checkpoint rewrites the row groups appended to since the last one: with DuckDB's
     # 122,880-row groups every checkpoint of a large ingest recompressed all runs loaded so far.
-    from groundwork.warehouse import ROW_GROUP_SIZE
+    from groundwork.core.warehouse import ROW_GROUP_SIZE
 
     con = connect(tmp_path / "w.duckdb")
     con.execute("INSERT INTO run_files SELECT 'run' || range, 'spans.jsonl', 1, 1, 'x' FROM range(50000)")

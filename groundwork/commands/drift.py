@@ -14,7 +14,7 @@ import sys
 import orjson
 import typer
 
-from ..warehouse import DEFAULT_PATH, connect
+from groundwork.core.warehouse import DEFAULT_PATH, connect
 
 
 class DriftFormat(str, enum.Enum):
@@ -38,8 +38,8 @@ def register(app: typer.Typer) -> None:
         (record changed or gone): by source, by agent and by run."""
         from reports.render import render
 
-        from ..drift import drift
-        from .verify import resolve_sources
+        from groundwork.drift import drift
+        from groundwork.commands.verify import resolve_sources
 
         con = connect(warehouse, create=False)
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from .. import example
+from groundwork import example
 
 
 def register(app: typer.Typer) -> None:

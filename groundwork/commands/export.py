@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from ..errors import GroundworkError
-from ..export import export_parquet
-from ..warehouse import DEFAULT_PATH, connect
+from groundwork.core.errors import GroundworkError
+from groundwork.export import export_parquet
+from groundwork.core.warehouse import DEFAULT_PATH, connect
 
 
 def register(app: typer.Typer) -> None:

@@ -15,7 +15,7 @@ import time
 
 import typer
 
-from ..warehouse import DEFAULT_PATH, connect
+from groundwork.core.warehouse import DEFAULT_PATH, connect
 
 
 class _Progress:

@@ -6,10 +6,10 @@ import sys
 
 import typer
 
-from .. import queries
-from ..formats import Format, write
-from ..investigate import SqlError, run
-from ..warehouse import DEFAULT_PATH, connect
+from groundwork import queries
+from groundwork.formats import Format, write
+from groundwork.investigate import SqlError, run
+from groundwork.core.warehouse import DEFAULT_PATH, connect
 
 
 def print_list() -> None:

@@ -6,9 +6,9 @@ import sys
 
 import typer
 
-from ..formats import Format, write
-from ..investigate import run
-from ..warehouse import DEFAULT_PATH, connect
+from groundwork.formats import Format, write
+from groundwork.investigate import run
+from groundwork.core.warehouse import DEFAULT_PATH, connect
 
 
 def register(app: typer.Typer) -> None:

@@ -17,8 +17,8 @@ from pathlib import Path
 import orjson
 import typer
 
-from ..errors import GroundworkError
-from ..warehouse import DEFAULT_PATH, connect
+from groundwork.core.errors import GroundworkError
+from groundwork.core.warehouse import DEFAULT_PATH, connect
 
 WORKBENCH_DEFAULT_SOURCES = Path("workbench") / "sources.yaml"
 
@@ -99,7 +99,7 @@ def register(app: typer.Typer) -> None:
 
         Evidence whose snapshot_ref has no copy in sources.yaml is "unresolved" and never fails.
         """
-        from ..verify import verify_envelope, verify_warehouse
+        from groundwork.verify import verify_envelope, verify_warehouse
 
         path = resolve_sources(sources)
         fmt = fmt or VerifyFormat.text

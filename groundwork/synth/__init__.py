@@ -5,6 +5,6 @@ pinned snapshot copies, and OUT/truth.jsonl: per run folder, the scenario and th
 must get, known by construction (build.py, scenarios.py), never by running a linter.
 """
 
-from .archive import SynthResult, generate, plan
+from groundwork.synth.archive import SynthResult, generate, plan
 
 __all__ = ["SynthResult", "generate", "plan"]

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import orjson
 
-from groundwork.errors import GroundworkError
+from groundwork.core.errors import GroundworkError
 
-from . import scenarios as S
-from .pools import FC_FILE, FC_REF, FS_FILE, FS_REF, FS_STALE, pools, set_records
+from groundwork.synth import scenarios as S
+from groundwork.synth.pools import FC_FILE, FC_REF, FS_FILE, FS_REF, FS_STALE, pools, set_records
 
 CHUNK = 200
 T0_US = 1_790_812_800_000_000          # 2026-10-01T00:00:00Z

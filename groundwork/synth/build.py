@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from groundwork.canonical import content_hash
-from groundwork.pyrepr import pyrepr
+from groundwork.core.canonical import content_hash
+from groundwork.core.pyrepr import pyrepr
 
-from .pools import (AGENTS, CONTRACT, POLICY_DIGEST, POLICY_REF, PROBLEM_BASE, Agent, pools)
+from groundwork.synth.pools import (AGENTS, CONTRACT, POLICY_DIGEST, POLICY_REF, PROBLEM_BASE, Agent, pools)
 
 ELL = "\u2026"
 MODE_RULES = {

@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from groundwork.canonical import content_hash, project
+from groundwork.core.canonical import content_hash, project
 
 POLICY_REF = "profile:default@v2"
 POLICY_DIGEST = "e374cadfde97e8fb77f2f7573f825db262cb35d35c2f52395bcef9633464fda6"

@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 import random
 
-from groundwork.canonical import content_hash, project
+from groundwork.core.canonical import content_hash, project
 
-from .build import Built, Ev, Ref, Run, uuid7
-from .pools import FC_REF, FS_REF, FS_STALE, PRINCIPALS, PROBLEM_BASE, Record, pools
+from groundwork.synth.build import Built, Ev, Ref, Run, uuid7
+from groundwork.synth.pools import FC_REF, FS_REF, FS_STALE, PRINCIPALS, PROBLEM_BASE, Record, pools
 
 CONDUCTOR = "data-director-workbench"
 _ALT_CANON = ("json-sorted-utf8-v2", "dd-json-v1", "sha256-raw")
@@ -168,7 +168,7 @@ def child_run(parent: Run, key: str, scenario: str, tweak=None) -> tuple[Run, Bu
 
 
 def pools_agent(key: str) -> str:
-    from .pools import AGENTS
+    from groundwork.synth.pools import AGENTS
     return AGENTS[key].agent_id
 
 
@@ -200,7 +200,7 @@ def ds(run: Run, keys=None, *, chat=None, tweak=None, cite_input=True, ev_input=
 
 
 def _ts_env(run: Run, child: Run) -> str:
-    from .build import ts_env
+    from groundwork.synth.build import ts_env
     return ts_env(child.root_end + 90)
 
 
@@ -570,7 +570,7 @@ def v_r1_ds(ctx, t0):
 
 
 def run_mode(key):
-    from .pools import AGENTS
+    from groundwork.synth.pools import AGENTS
     return AGENTS[key].mode
 
 
@@ -1022,7 +1022,7 @@ def t_payload_not_succeeded(ctx, t0):
 
 def t_offsets(ctx, t0):
     """Span times with a -03:00 offset: compared as UTC instants (spec 10 K1)."""
-    from .build import ts
+    from groundwork.synth.build import ts
 
     def local(us):
         return ts(us - 3 * 3600 * 1_000_000)[:-1] + "-03:00"

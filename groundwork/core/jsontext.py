@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 
 import orjson
 
-from groundwork.pyrepr import pystr
+from groundwork.core.pyrepr import pystr
 
 _LONG_DIGITS = re.compile(r"\d{19}")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -286,7 +286,7 @@ def iso_to_us_opt(value) -> int | None:
 
 
 def pystr_repr(value) -> str:
-    from groundwork.pyrepr import pyrepr
+    from groundwork.core.pyrepr import pyrepr
     return vstr(pyrepr(value))
 
 

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 SQL_DIR = ROOT / "sql"
 RULES_DIR = SQL_DIR / "rules"
 QUERIES_DIR = SQL_DIR / "queries"

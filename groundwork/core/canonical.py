@@ -7,8 +7,8 @@ import json
 
 import orjson
 
-from . import native
-from .pyrepr import pyrepr, pystr
+from groundwork.core import native
+from groundwork.core.pyrepr import pyrepr, pystr
 
 REGISTERED = ("dd-envelope-json-v1", "dd-input-json-v1", "dd-json-document-v1", "json-sorted-utf8-v1")
 FAIRSHARING_FIELDS = ("fairsharing_id", "doi", "name", "abbreviation", "record_type", "status",
@@ -19,9 +19,9 @@ class CanonicalisationError(ValueError):
     """Hashing failed; str(error) is the exact text the workbench prints."""
 
 
-# groundwork/_canonical_native.c: exactly json.dumps' bytes for the types JSON parsers produce,
+# groundwork/core/_canonical_native.c: exactly json.dumps' bytes for the types JSON parsers produce,
 # or None (then json.dumps below decides). None when not built or GROUNDWORK_NATIVE=off.
-_native = native.load("groundwork._canonical_native")
+_native = native.load("groundwork.core._canonical_native")
 
 
 # Without the C extension: orjson writes every string, integer, boolean and null exactly as

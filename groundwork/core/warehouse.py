@@ -12,9 +12,9 @@ from pathlib import Path
 
 import duckdb
 
-from .cachedir import cache_dir
-from .errors import GroundworkError, WarehouseLocked
-from .paths import SCHEMA_SQL
+from groundwork.core.cachedir import cache_dir
+from groundwork.core.errors import GroundworkError, WarehouseLocked
+from groundwork.core.paths import SCHEMA_SQL
 
 DEFAULT_PATH = "warehouse.duckdb"
 
