@@ -15,8 +15,8 @@ import sys
 
 import pyarrow as pa
 
-from ingest import work
-from ingest.scan import list_and_read
+from groundwork.ingest import work
+from groundwork.ingest.scan import list_and_read
 
 TABLE = "raw_files"
 COLUMNS = "invocation_id, file_name, data"
@@ -43,9 +43,9 @@ def raw_chunk(root, root_real, ingest_id, items, rehash, links=frozenset()):
 
 
 def main(runs_dir: str, warehouse: str) -> None:
-    import ingest.load as load
+    import groundwork.ingest.load as load
     from groundwork.core.warehouse import connect
-    from ingest import ingest_archive, parsers
+    from groundwork.ingest import ingest_archive, parsers
     from pipeline_floor import raw_chunk as chunk  # by module name, so the parser processes find it
 
     load.process_chunk = chunk

@@ -36,7 +36,7 @@ VOLATILE = {
 
 def build(out: Path = EXAMPLE_PATH, archive: Path = ARCHIVE_DIR) -> Path:
     """Ingest, lint and verify ``archive`` into a fresh compact warehouse at ``out`` (replaced atomically)."""
-    import ingest
+    import groundwork.ingest as ingest
     from groundwork.lint import lint_warehouse
     from groundwork.verify import verify_warehouse
 

@@ -162,7 +162,7 @@ class LintResult:
 @lru_cache(maxsize=1)
 def _environment():
     """The project's Jinja environment."""
-    from reports.render import environment
+    from groundwork.reports.render import environment
 
     return environment()
 

@@ -93,9 +93,9 @@ def _attr(obj, *names):
 def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_OUT, progress=None) -> NightlyResult:
     """Run the whole job; raise GroundworkError when it cannot be done (the nightly row then
     records exit status 2 and the reason)."""
-    from ingest import ingest_archive, parsers
-    from reports.build import build_reports
-    from reports.data import Passes
+    from groundwork.ingest import ingest_archive, parsers
+    from groundwork.reports.build import build_reports
+    from groundwork.reports.data import Passes
 
     from groundwork.lint import lint_warehouse
     from groundwork.rules import keep_derived
@@ -160,7 +160,7 @@ def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_O
                 "started_epoch": started,
             }
             # Counts first (the trend chart shows this nightly too), exit status last.
-            from reports import data as rdata
+            from groundwork.reports import data as rdata
 
             rdata.build_state(con, p)
             totals = rdata.totals(con, p)

@@ -282,7 +282,7 @@ def verify_envelope(envelope_path, sources_path) -> VerifyResult:
     The envelope is read by ingest (``ingest.load_single``), exactly as a stored run would be.
     A run the workbench's check would crash on is a GroundworkError (one line, exit 2).
     """
-    from ingest import load_single
+    from groundwork.ingest import load_single
 
     from groundwork.core.warehouse import connect
 

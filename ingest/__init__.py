@@ -13,7 +13,7 @@ The names from ``ingest.load`` are imported on first use: parser processes impor
 ``ingest.work`` and what it needs, never DuckDB.
 """
 
-from ingest.parse import PARSER_VERSION
+from groundwork.ingest.parse import PARSER_VERSION
 
 _FROM_LOAD = ("IngestResult", "ingest_archive", "load_single", "parsers", "current_issue_counts")
 __all__ = [*_FROM_LOAD, "PARSER_VERSION"]
@@ -21,6 +21,6 @@ __all__ = [*_FROM_LOAD, "PARSER_VERSION"]
 
 def __getattr__(name: str):
     if name in _FROM_LOAD:
-        from ingest import load
+        from groundwork.ingest import load
         return getattr(load, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

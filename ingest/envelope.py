@@ -10,8 +10,8 @@ import re
 
 from groundwork.core.canonical import CanonicalisationError, content_hash
 
-from ingest import issues as K
-from ingest.issues import Issues
+from groundwork.ingest import issues as K
+from groundwork.ingest.issues import Issues
 from groundwork.core.jsontext import dumps, dumps_doc, iso_to_us_opt, json_type, vstr
 
 MODES = ("retrieval", "input_only", "none", "delegation")

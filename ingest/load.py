@@ -40,15 +40,15 @@ from groundwork.core.canonical import CanonicalisationError, content_hash
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import cursor, memory_at_most, size_bytes
 
-from ingest import issues as K
-from ingest.issues import Issues
+from groundwork.ingest import issues as K
+from groundwork.ingest.issues import Issues
 from groundwork.core.jsontext import decode_utf8, dumps_doc, loads, vstr
-from ingest.parse import issue_rows, parse_run
-from ingest.scan import INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name
-from ingest.tables import RUN_TABLES, column_list, to_arrow
-from ingest.shm import Slots
-from ingest.work import ChunkResult, _crash_point, _from_ipc, _worker_init, process_index_lines, run_task
-from ingest.work import process_chunk  # noqa: F401 - replaced by benchmarks/pipeline_floor.py
+from groundwork.ingest.parse import issue_rows, parse_run
+from groundwork.ingest.scan import INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name
+from groundwork.ingest.tables import RUN_TABLES, column_list, to_arrow
+from groundwork.ingest.shm import Slots
+from groundwork.ingest.work import ChunkResult, _crash_point, _from_ipc, _worker_init, process_index_lines, run_task
+from groundwork.ingest.work import process_chunk  # noqa: F401 - replaced by benchmarks/pipeline_floor.py
 
 CHUNK = 256           # runs per worker task, at most (see _chunk_size)
 LOOKUP = 1024         # runs fetched at a time from the stream of (run folder, stored fingerprints)
@@ -893,7 +893,7 @@ def _lines(fh, h):
 
 
 def _inside(root_real: str, path: str) -> bool:
-    from ingest.scan import inside
+    from groundwork.ingest.scan import inside
     return inside(root_real, path)
 
 

@@ -11,9 +11,9 @@ from hashlib import sha256
 
 from groundwork.core import native as _native_switch
 
-from ingest import issues as K
-from ingest.envelope import delegation_rows, envelope_columns, evidence_rows, payload_rows, request_columns
-from ingest.issues import Issues, reason
+from groundwork.ingest import issues as K
+from groundwork.ingest.envelope import delegation_rows, envelope_columns, evidence_rows, payload_rows, request_columns
+from groundwork.ingest.issues import Issues, reason
 from groundwork.core.jsontext import (
     decode_utf8,
     has_lone_surrogate,
@@ -24,13 +24,13 @@ from groundwork.core.jsontext import (
     parse,
     vstr,
 )
-from ingest.scan import FileEntry, RunListing
-from ingest.spans import check_cycles, native_spans, parse_spans
-from ingest.tables import COLUMNS, RowSet
+from groundwork.ingest.scan import FileEntry, RunListing
+from groundwork.ingest.spans import check_cycles, native_spans, parse_spans
+from groundwork.ingest.tables import COLUMNS, RowSet
 
 # ingest/_envelope_native.c: envelope.json / request.json bytes -> exactly the rows below, or None
 # (declined: the Python path runs). None when not built or GROUNDWORK_NATIVE=off.
-_envelope_native = _native_switch.load("ingest._envelope_native")
+_envelope_native = _native_switch.load("groundwork.ingest._envelope_native")
 # envelope_columns()' keys in its order (the C path returns their values as a tuple)
 ENVELOPE_COLUMNS = ("envelope_invocation_id", "agent_id", "agent_version", "completed_at", "grounding_mode",
                     "grounding_mode_json", "grounding_mode_truthy", "outcome_status", "succeeded", "problem_type",

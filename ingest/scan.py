@@ -14,12 +14,12 @@ from operator import attrgetter
 
 from groundwork.core import native as _native_switch
 
-from ingest import issues as K
+from groundwork.ingest import issues as K
 
 # ingest/_scan_native.c: read_folder(path) -> [(name, data, mtime_ns, listed_size)] for a folder of
 # regular files with ASCII names, exactly as list_and_read's Python path reads them, or None
 # (declined: the Python path runs). None when not built or GROUNDWORK_NATIVE=off.
-_scan_native = _native_switch.load("ingest._scan_native")
+_scan_native = _native_switch.load("groundwork.ingest._scan_native")
 
 INDEX_FILE = "invocations.jsonl"
 SCHEMAS_DIR = "schemas"

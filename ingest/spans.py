@@ -19,8 +19,8 @@ import binascii
 
 from groundwork.core import native
 
-from ingest import issues as K
-from ingest.issues import Issues
+from groundwork.ingest import issues as K
+from groundwork.ingest.issues import Issues
 from groundwork.core.jsontext import (MAX_LINE, TimeProblem, dumps, dumps_doc, has_lone_surrogate, is_blank, iso_times,
                        may_hold_surrogate, needs_exact, parse, pystr_repr, strip0x, vstr)
 
@@ -32,7 +32,7 @@ STATUS_CODES = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET",
 
 
 # The C fast path (ingest/_spans_native.c); None when it is not built or GROUNDWORK_NATIVE=off.
-_native = native.load("ingest._spans_native")
+_native = native.load("groundwork.ingest._spans_native")
 
 
 class SpanRecord:

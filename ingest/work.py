@@ -18,12 +18,12 @@ import pyarrow as pa
 
 from groundwork.core.canonical import CanonicalisationError, content_hash
 
-from ingest import issues as K
-from ingest import shm
+from groundwork.ingest import issues as K
+from groundwork.ingest import shm
 from groundwork.core.jsontext import decode_utf8, iso_to_us_opt, needs_exact_bytes, parse, vstr
-from ingest.parse import PARSER_VERSION, failed_run, file_rows, parse_run
-from ingest.scan import INDEX_FILE, list_and_read, list_run, read_files
-from ingest.tables import RUN_TABLES, RowSet
+from groundwork.ingest.parse import PARSER_VERSION, failed_run, file_rows, parse_run
+from groundwork.ingest.scan import INDEX_FILE, list_and_read, list_run, read_files
+from groundwork.ingest.tables import RUN_TABLES, RowSet
 
 
 @dataclass

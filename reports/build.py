@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reports import data, fleet, machine, runpage
+from groundwork.reports import data, fleet, machine, runpage
 
 
 @dataclass

@@ -124,7 +124,7 @@ def html_environment(limit: int | None = None):
     """The project's Jinja environment with a ``finalize`` that shows run-controlled strings
     visibly (and cut at ``limit``) without copying the data first: pages are rendered thousands
     at a time."""
-    from reports.render import environment
+    from groundwork.reports.render import environment
 
     return environment().overlay(finalize=_finalizer(limit))
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import orjson
 
-from reports import data
-from reports.output import write_atomic
-from reports.render import render
+from groundwork.reports import data
+from groundwork.reports.output import write_atomic
+from groundwork.reports.render import render
 
 MAX_AGENT_LABELS = 200
 JUNIT_EXAMPLES = 20

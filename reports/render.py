@@ -91,7 +91,7 @@ def build_environment(templates_dir: str | os.PathLike = TEMPLATES_DIR,
     env.filters["pyrepr"] = pyrepr         # parsed value -> Python repr
     env.filters["repr_str_json"] = repr_str_json  # JSON text column -> repr of its str()
     env.filters["h12"] = _h12
-    from reports.filters import register as _register_report_filters  # visible, md, xml_chars, ...
+    from groundwork.reports.filters import register as _register_report_filters  # visible, md, xml_chars, ...
 
     _register_report_filters(env)
     return env

@@ -24,9 +24,9 @@ import orjson
 
 from groundwork import __version__
 
-from reports import data
-from reports.filters import render_html, slug
-from reports.output import write_atomic
+from groundwork.reports import data
+from groundwork.reports.filters import render_html, slug
+from groundwork.reports.output import write_atomic
 from groundwork.core.paths import TEMPLATES_DIR
 
 MANIFEST = ".groundwork-manifest.json"

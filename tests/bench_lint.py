@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import ingest  # noqa: E402
+import groundwork.ingest as ingest  # noqa: E402
 from groundwork.lint import lint_warehouse  # noqa: E402
 from groundwork.rules import keep_derived  # noqa: E402
 from groundwork.core.warehouse import connect  # noqa: E402

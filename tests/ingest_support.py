@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 
 from groundwork.core.warehouse import apply_schema
-from ingest import ingest_archive
+from groundwork.ingest import ingest_archive
 
 CORPUS = Path(__file__).parent / "fixtures" / "corpus"
 CORPUS_RUNS = CORPUS / "runs"

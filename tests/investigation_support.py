@@ -9,7 +9,7 @@ from cli_support import run_cli as gw  # noqa: F401  (re-exported: the investiga
 
 def build_corpus_warehouse(path: Path, corpus: Path) -> Path:
     """Ingest, lint and verify the archive ``corpus`` (runs/ + sources.yaml) into the warehouse ``path``."""
-    import ingest
+    import groundwork.ingest as ingest
     from groundwork.lint import lint_warehouse
     from groundwork.verify import verify_warehouse
     from groundwork.core.warehouse import connect

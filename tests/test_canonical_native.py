@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from groundwork.core import canonical
 from groundwork.core.canonical import CanonicalisationError, canonical_bytes
-from ingest import ingest_archive
-from ingest import parse as ingest_parse
+from groundwork.ingest import ingest_archive
+from groundwork.ingest import parse as ingest_parse
 
 from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS, fresh_con
 from native_support import built

@@ -23,16 +23,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from groundwork.core import canonical
-from ingest import parse as P
-from ingest.envelope import delegation_rows, envelope_columns, evidence_rows, payload_rows, request_columns
-from ingest.issues import Issues
+from groundwork.ingest import parse as P
+from groundwork.ingest.envelope import delegation_rows, envelope_columns, evidence_rows, payload_rows, request_columns
+from groundwork.ingest.issues import Issues
 from groundwork.core.jsontext import iso_to_us_opt
-from ingest.scan import FileEntry, list_and_read
+from groundwork.ingest.scan import FileEntry, list_and_read
 
 from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS, synthetic_runs
 from native_support import built
 
-native = built("ingest._envelope_native")
+native = built("groundwork.ingest._envelope_native")
 
 
 def typed(row):

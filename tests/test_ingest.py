@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from ingest import load_single
+from groundwork.ingest import load_single
 
 from ingest_support import (CORPUS_RUNS, EXAMPLE_RUNS, archive, envelope, expected, fresh_con, ingest, issues,
                             rows, run_row, scenario, write_envelope)

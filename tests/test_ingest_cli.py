@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 
 from groundwork.commands.ingest import _Progress, summary_lines
-from ingest import IngestResult
+from groundwork.ingest import IngestResult
 
 
 class _Stream(io.StringIO):

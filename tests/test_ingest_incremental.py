@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from groundwork.core.warehouse import connect
-from ingest import parsers
+from groundwork.ingest import parsers
 from ingest_support import (CORPUS_RUNS, PASS_NONE, PASS_RETRIEVAL, archive, fresh_con, ingest, issues, run_row,
                             snapshot, span_lines, write_span_lines)
 
@@ -286,7 +286,7 @@ def _index_state(con) -> tuple[list, list]:
 
 def _counting_index_parser(monkeypatch) -> list[int]:
     """Count the index lines handed to the parser (ingest runs inline in these tests)."""
-    import ingest.load as load
+    import groundwork.ingest.load as load
 
     parsed: list[int] = []
     real = load.process_index_lines

@@ -488,7 +488,7 @@ def test_a_parser_failure_keeps_the_run_unlintable_and_the_ingest_going(one, mon
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("boom")
-    monkeypatch.setattr(importlib.import_module("ingest.work"), "parse_run", broken)
+    monkeypatch.setattr(importlib.import_module("groundwork.ingest.work"), "parse_run", broken)
     con, result = ingest(runs)
     assert issues(con) == [("internal-error", inv, None, BOTH)]
     r = run_row(con, inv)

@@ -10,11 +10,11 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from groundwork.core.jsontext import loads
-from ingest.load import _insert
-from ingest.tables import RUN_TABLES
+from groundwork.ingest.load import _insert
+from groundwork.ingest.tables import RUN_TABLES
 from ingest_support import fresh_con
-from ingest.parse import parse_run
-from ingest.scan import FileEntry, RunListing
+from groundwork.ingest.parse import parse_run
+from groundwork.ingest.scan import FileEntry, RunListing
 
 
 def same(a, b) -> bool:

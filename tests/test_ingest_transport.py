@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-import ingest.load as load
-from ingest import shm
-from ingest.work import ChunkResult
+import groundwork.ingest.load as load
+from groundwork.ingest import shm
+from groundwork.ingest.work import ChunkResult
 from ingest_support import fresh_con, ingest, snapshot
 from test_ingest_incremental import clone_archive
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import ingest
+import groundwork.ingest as ingest
 from groundwork.cli import app
 from groundwork.core.warehouse import connect
 from tests.conftest import CORPUS

@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-import ingest
+import groundwork.ingest as ingest
 from groundwork import rules
 from groundwork.lint import lint_warehouse
 from groundwork.core.warehouse import connect

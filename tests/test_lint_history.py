@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
-import ingest
+import groundwork.ingest as ingest
 from groundwork.lint import lint_warehouse
 from groundwork.core.paths import RULES_DIR
 from groundwork.core.warehouse import connect

@@ -6,7 +6,7 @@ import json
 
 from groundwork import lint
 from groundwork.core.pyrepr import pyrepr, repr_json
-from reports.render import render
+from groundwork.reports.render import render
 
 VALUES = ["src:a", "it's", 'say "hi"', "both ' and \"", "back\\slash", "tab\there", "new\nline", "é", "\u202e",
           "\x00", "\U0001f600", "", None, True, 5, 2.0, ["a", 1], {"source_id": "S", "content_hash": None}]

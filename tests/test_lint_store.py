@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-import ingest
+import groundwork.ingest as ingest
 from groundwork.lint import lint_warehouse
 from groundwork import rules
 from groundwork.rules import keep_derived

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from reports.render import build_environment, template_cache
+from groundwork.reports.render import build_environment, template_cache
 
 
 def _fresh(templates, cache_dir, **overlay):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 
-import ingest
+import groundwork.ingest as ingest
 from groundwork.lint import lint_warehouse
 from groundwork.rules import keep_derived
 from groundwork.core.warehouse import connect

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from groundwork.core.warehouse import connect
-from reports import data, fleet, machine, runpage
-from reports.build import build_reports
-from reports.data import Passes
+from groundwork.reports import data, fleet, machine, runpage
+from groundwork.reports.build import build_reports
+from groundwork.reports.data import Passes
 from report_rows import add_nightly, add_pass, add_run, add_verdict, add_violation
 
 META = {"tool_version": "test", "nightly_id": 2, "generated_at": "2026-11-30T00:00:00Z", "runs_dir": "/archive",
@@ -279,7 +279,7 @@ def test_violations_jsonl_has_one_object_per_violation(two_nights, tmp_path):
 
 
 def test_stacked_bar_geometry():
-    from reports.charts import stacked_bars
+    from groundwork.reports.charts import stacked_bars
 
     c = stacked_bars([{"day": "d1", "ok": 30, "bad": 10}, {"day": "d2", "ok": 0, "bad": 20}, {"day": "d3", "ok": 0, "bad": 0}],
                      "day", [("ok", "pass"), ("bad", "fail")], width=400, height=130)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from groundwork.core.warehouse import connect
-from reports.build import build_reports
-from reports.data import Passes
-from reports.filters import slug
+from groundwork.reports.build import build_reports
+from groundwork.reports.data import Passes
+from groundwork.reports.filters import slug
 from report_rows import add_nightly, add_pass, add_run, add_verdict
 from test_reports import META, PROM_LINE, parse
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-import ingest
+import groundwork.ingest as ingest
 from groundwork.lint import lint_warehouse
 from groundwork.core.warehouse import connect
 

@@ -23,7 +23,7 @@ from collections import Counter
 
 import pytest
 
-import ingest
+import groundwork.ingest as ingest
 from groundwork import rules
 from groundwork.export import export_parquet
 from groundwork.core.paths import SCHEMA_SQL

@@ -1,4 +1,4 @@
-"""ingest.scan.list_and_read (one pass: open the run folder once, read its regular files relative
+"""groundwork.ingest.scan.list_and_read (one pass: open the run folder once, read its regular files relative
 to it; a C fast path for folders of regular files only) gives exactly what list_run followed by
 read_files gives -- the unchanged two-step path, used here as the oracle -- for every run folder
 of the corpus, the example archive, a synthetic archive and hostile folders, with the C fast path
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest import scan
-from ingest.scan import list_and_read, list_run, read_files
+from groundwork.ingest import scan
+from groundwork.ingest.scan import list_and_read, list_run, read_files
 
 from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS, synthetic_runs
 from native_support import built
@@ -42,7 +42,7 @@ def open_fds() -> int:
 @pytest.fixture(params=["python", "native"])
 def mode(request, monkeypatch):
     """list_and_read with its C fast path switched off / on (on: skipped when not built)."""
-    native = built("ingest._scan_native") if request.param == "native" else None
+    native = built("groundwork.ingest._scan_native") if request.param == "native" else None
     monkeypatch.setattr(scan, "_scan_native", native)
     return native
 

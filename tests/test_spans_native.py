@@ -19,16 +19,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from groundwork.core import native as groundwork_native
-from ingest import spans
-from ingest.issues import Issues
+from groundwork.ingest import spans
+from groundwork.ingest.issues import Issues
 from groundwork.core.jsontext import iso_times, may_hold_surrogate, needs_exact_bytes
-from ingest.parse import parse_run
-from ingest.scan import FileEntry, RunListing, list_and_read
+from groundwork.ingest.parse import parse_run
+from groundwork.ingest.scan import FileEntry, RunListing, list_and_read
 
 from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS, synthetic_runs
 from native_support import built
 
-native = built("ingest._spans_native")
+native = built("groundwork.ingest._spans_native")
 
 
 def typed(rows):
@@ -269,9 +269,9 @@ def test_an_iso_times_error_declines_and_a_memory_error_propagates():
 
 def test_switch_off_by_environment(monkeypatch):
     monkeypatch.setenv("GROUNDWORK_NATIVE", "off")
-    assert groundwork_native.load("ingest._spans_native") is None
+    assert groundwork_native.load("groundwork.ingest._spans_native") is None
     monkeypatch.setenv("GROUNDWORK_NATIVE", "on")
-    assert groundwork_native.load("ingest._spans_native") is native
+    assert groundwork_native.load("groundwork.ingest._spans_native") is native
 
 
 # --------------------------------------------------------------------------- property: mutations

@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Which historical evidence, verified against an old copy, a newer copy no longer supports
         (record changed or gone): by source, by agent and by run."""
-        from reports.render import render
+        from groundwork.reports.render import render
 
         from groundwork.drift import drift
         from groundwork.commands.verify import resolve_sources

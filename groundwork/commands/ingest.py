@@ -82,7 +82,7 @@ def register(app: typer.Typer) -> None:
         workers: int = typer.Option(None, "--workers", help="Parser processes (default: up to 4, one per CPU)."),
     ) -> None:
         """Load (incrementally) every run folder of RUNS_DIR into the warehouse."""
-        from ingest import ingest_archive, parsers
+        from groundwork.ingest import ingest_archive, parsers
 
         with parsers(workers, runs_dir) as pool:  # the parser processes start while the warehouse opens
             con = connect(warehouse)

@@ -33,7 +33,7 @@ def write_outputs(result, out: str | None) -> int:
     """Write DIR/<invocation_id>/grounding.txt (the exact bytes) for every linted run."""
     if not out:
         return 0
-    from reports.filters import slug
+    from groundwork.reports.filters import slug
 
     root = Path(out)
     written = 0
@@ -49,7 +49,7 @@ def write_outputs(result, out: str | None) -> int:
 
 
 def print_result(result, fmt: LintFormat, *, show_passed: bool) -> None:
-    from reports.render import render
+    from groundwork.reports.render import render
 
     if fmt is LintFormat.jsonl:
         out = sys.stdout.buffer
@@ -79,7 +79,7 @@ def print_result(result, fmt: LintFormat, *, show_passed: bool) -> None:
 
 def lint_files(spans: str, envelope: str) -> int:
     """`workbench lint SPANS ENVELOPE`: same stdout, exit 0/1 (2 with one line when unlintable)."""
-    import ingest
+    import groundwork.ingest as ingest
     from groundwork.lint import lint_warehouse
 
     for label, path in (("spans file", spans), ("envelope file", envelope)):

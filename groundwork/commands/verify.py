@@ -45,7 +45,7 @@ def write_outputs(result, out: str | None) -> None:
     """Write DIR/<invocation_id>/sources.txt (the exact text) for every verified run."""
     if not out:
         return
-    from reports.filters import slug
+    from groundwork.reports.filters import slug
 
     root = Path(out)
     for verdict in result.runs:
@@ -57,7 +57,7 @@ def write_outputs(result, out: str | None) -> None:
 
 
 def print_result(result, fmt: VerifyFormat, *, drop_in: bool, show_passed: bool = False) -> None:
-    from reports.render import render
+    from groundwork.reports.render import render
 
     out = sys.stdout
     if fmt is VerifyFormat.jsonl:
