@@ -130,15 +130,15 @@ print(f"{(time.process_time() - t) / runs * 1e6:.1f}")
 
 NIGHTLY = r"""
 import json, sys
-from groundwork.nightly import run_nightly
+from groundwork.jobs.nightly import run_nightly
 res = run_nightly(sys.argv[1], warehouse=sys.argv[2], sources=sys.argv[3], out=sys.argv[4])
 print(json.dumps({k: round(v, 3) for k, v in res.seconds.items() if isinstance(v, (int, float))}))
 """
 
 KEEP_DERIVED = r"""
 import sys, time
-from groundwork.rules import keep_derived
-from groundwork.warehouse import connect
+from groundwork.checks.rules import keep_derived
+from groundwork.core.warehouse import connect
 con = connect(sys.argv[1], create=False)
 print(keep_derived(con))
 con.close()
@@ -146,8 +146,8 @@ con.close()
 
 LINT_PASS = r"""
 import json, sys, time
-from groundwork.lint import lint_warehouse
-from groundwork.warehouse import connect
+from groundwork.checks.lint import lint_warehouse
+from groundwork.core.warehouse import connect
 con = connect(sys.argv[1], create=False)
 wall, cpu = time.perf_counter(), time.process_time()
 result = lint_warehouse(con, reuse=False)  # every rule on every run, recorded, as `lint --all`
@@ -159,7 +159,7 @@ print(json.dumps({"seconds": wall, "cpu": cpu, "runs": sum(result.counts.values(
 REFERENCE = r"""
 import json, os, sys, time
 sys.path.insert(0, sys.argv[3])
-from tests.reference import linter as L
+from reference import linter as L
 runs = sys.argv[1]
 limit = int(sys.argv[2])
 ids = sorted(e.name for e in os.scandir(runs) if e.is_dir() and e.name != "schemas")[:limit]
@@ -592,9 +592,9 @@ def main(argv=None) -> None:
     # installed package never does. This sandbox sets PYTHONDONTWRITEBYTECODE=1, so compile here.
     for package in ("groundwork", "ingest", "reports"):
         compileall.compile_dir(ROOT / package, quiet=1)
-    # Likewise a new warehouse starts as a copy of the cached empty one (groundwork.warehouse),
+    # Likewise a new warehouse starts as a copy of the cached empty one (groundwork.core.warehouse),
     # made once per schema and DuckDB version: make it now, not inside the first timed ingest.
-    run_step([PY, "-c", "import sys; from groundwork.warehouse import connect; connect(sys.argv[1]).close()",
+    run_step([PY, "-c", "import sys; from groundwork.core.warehouse import connect; connect(sys.argv[1]).close()",
               str(work / "warm.duckdb")], cwd=ROOT)
     mach = machine()
     print(f"machine: {mach['cpu']}, {mach['cores']} cores, {mach['ram_gb']} GB, Python {mach['python']}, "

@@ -1,5 +1,5 @@
 -- groundwork warehouse schema: the only DDL of the project.
--- Applied by groundwork.warehouse.apply_schema(); every statement is idempotent.
+-- Applied by groundwork.core.warehouse.apply_schema(); every statement is idempotent.
 -- Conventions:
 --   * One row of `runs` per run folder, keyed by invocation_id (the folder name).
 --   * str(v) below means Python's str() of the parsed JSON value (spec 0.3): the rules compare
@@ -446,7 +446,7 @@ COMMENT ON COLUMN verify_unresolved.seq IS '0-based position in evidence order.'
 COMMENT ON COLUMN verify_unresolved.item IS 'The unresolved item text.';
 
 -- ------------------------------------------------------------------------------------------
--- Source copies (helper D: groundwork/sources.py, spec 5.1-5.3)
+-- Source copies (helper D: groundwork/checks/sources.py, spec 5.1-5.3)
 -- ------------------------------------------------------------------------------------------
 
 CREATE TABLE IF NOT EXISTS source_configs (
@@ -548,7 +548,7 @@ COMMENT ON COLUMN source_check_items.canonicalisation IS 'str() of canonicalisat
 COMMENT ON COLUMN source_check_items.agent_id IS 'The run''s agent (for drift summaries).';
 
 -- ------------------------------------------------------------------------------------------
--- Nightly job history (helper E: groundwork/nightly.py). One row per `groundwork nightly`;
+-- Nightly job history (helper E: groundwork/jobs/nightly.py). One row per `groundwork nightly`;
 -- "new / resolved / still failing" compare a nightly's lint and verify passes with those of
 -- the previous nightly that finished (exit status 0 or 1).
 -- ------------------------------------------------------------------------------------------
@@ -592,21 +592,21 @@ COMMENT ON COLUMN nightlies.exit_status IS '0 nothing new fails, 1 new violation
 COMMENT ON COLUMN nightlies.error IS 'One-line reason when exit_status is 2.';
 
 -- ==========================================================================================
--- Grounding lint (helper C: sql/rules/, groundwork/rules.py, groundwork/lint.py)
+-- Grounding lint (helper C: sql/rules/, groundwork/checks/rules.py, groundwork/checks/lint.py)
 -- ==========================================================================================
 -- Derived relations of spec 6.1, read by the rule files in sql/rules/. Each is a plain view here,
 -- so any rule file also runs by hand against the warehouse. During a lint the runner
--- (groundwork.rules.materialised) re-creates each one from its own SQL under the same name in an
+-- (groundwork.checks.rules.materialised) re-creates each one from its own SQL under the same name in an
 -- in-memory database attached for the pass, restricted to the runs being linted: as a table
 -- (most of them, so the walk runs once per lint, not once per rule) or as a view (lint_spans,
 -- lint_grounded: cheap, and their readers need different columns). The rule queries run on
 -- cursors whose search_path puts that database first, so they read those relations.
 -- A warehouse file can keep them between lints, as tables (lint_spans too) in the schema
--- lint_store that groundwork.rules.keep_derived builds (at the end of the nightly job, or after
+-- lint_store that groundwork.checks.rules.keep_derived builds (at the end of the nightly job, or after
 -- `groundwork lint --keep-derived` has printed): stamped with the digest of these views' SQL (a
 -- store built with other SQL is not read) and with each run's runs.ingest_id. A full lint reads
 -- them there, deriving again only the runs new, reloaded, removed or without ingest_id since
--- (groundwork.rules.stored).
+-- (groundwork.checks.rules.stored).
 -- Rule files read only these lint_* relations (GW3/GW4 also look children up in `runs`) and
 -- join them on run_key.
 

@@ -13,7 +13,7 @@ reuse their verdicts), and the reference linter's runs per second looping over t
 folders in one process (files read and parsed each time, as `workbench lint` would).
 
 Every run of the corpus appears COPIES times with identical content, so a message or a
-grounding.txt text (rendered once per distinct row, see groundwork.lint.render_rows) repeats far
+grounding.txt text (rendered once per distinct row, see groundwork.checks.lint.render_rows) repeats far
 more often here than in a real archive, where hashes and ids differ from run to run.
 """
 
@@ -29,10 +29,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import groundwork.ingest as ingest  # noqa: E402
-from groundwork.lint import lint_warehouse  # noqa: E402
-from groundwork.rules import keep_derived  # noqa: E402
+from groundwork.checks.lint import lint_warehouse  # noqa: E402
+from groundwork.checks.rules import keep_derived  # noqa: E402
 from groundwork.core.warehouse import connect  # noqa: E402
-from tests.reference import linter as ref  # noqa: E402
+from reference import linter as ref  # noqa: E402
 
 CORPUS_RUNS = ROOT / "tests" / "fixtures" / "corpus" / "runs"
 RUN_TABLES = ("spans", "payload_refs", "evidence", "delegations", "runs")
@@ -65,8 +65,8 @@ def timed(label: str, con, **kwargs):
 
 COLD_PASS = """
 import sys, time
-from groundwork.lint import lint_warehouse
-from groundwork.warehouse import connect
+from groundwork.checks.lint import lint_warehouse
+from groundwork.core.warehouse import connect
 con = connect(sys.argv[1], create=False)
 wall, cpu = time.perf_counter(), time.process_time()
 result = lint_warehouse(con, reuse=False)

@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from groundwork.sources import load_into_warehouse
-from groundwork.verify import verify_warehouse
+from groundwork.checks.sources import load_into_warehouse
+from groundwork.checks.verify import verify_warehouse
 from groundwork.core.warehouse import connect
 
 

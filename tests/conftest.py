@@ -15,7 +15,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 CORPUS = FIXTURES / "corpus"
 
 # Hypothesis profiles: `ci` (default) keeps the property tests well under a minute;
-# `thorough` is for local soak runs: GROUNDWORK_HYPOTHESIS=thorough pytest tests/test_property_*.py
+# `thorough` is for local soak runs: GROUNDWORK_HYPOTHESIS=thorough pytest tests/property
 _SUPPRESS = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
 settings.register_profile("ci", max_examples=20, deadline=None, suppress_health_check=_SUPPRESS,
                           derandomize=True, print_blob=True)
@@ -25,7 +25,7 @@ settings.register_profile("thorough", max_examples=600, deadline=None, suppress_
                           print_blob=True)
 settings.load_profile(os.environ.get("GROUNDWORK_HYPOTHESIS", "ci"))
 
-# New warehouse files start as copies of a cached empty one (groundwork.warehouse): the tests
+# New warehouse files start as copies of a cached empty one (groundwork.core.warehouse): the tests
 # (and the CLI processes they start) keep that cache in a folder of their own, removed at exit.
 if "GROUNDWORK_SCHEMA_CACHE" not in os.environ:
     _schema_cache = tempfile.mkdtemp(prefix="gw-schema-cache-")

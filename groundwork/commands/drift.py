@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
         (record changed or gone): by source, by agent and by run."""
         from groundwork.reports.render import render
 
-        from groundwork.drift import drift
+        from groundwork.checks.drift import drift
         from groundwork.commands.verify import resolve_sources
 
         con = connect(warehouse, create=False)

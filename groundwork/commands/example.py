@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from groundwork import example
+from groundwork.jobs import example
 
 
 def register(app: typer.Typer) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from groundwork.core.errors import GroundworkError
-from groundwork.export import export_parquet
+from groundwork.investigate.export import export_parquet
 from groundwork.core.warehouse import DEFAULT_PATH, connect
 
 

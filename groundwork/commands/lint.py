@@ -80,7 +80,7 @@ def print_result(result, fmt: LintFormat, *, show_passed: bool) -> None:
 def lint_files(spans: str, envelope: str) -> int:
     """`workbench lint SPANS ENVELOPE`: same stdout, exit 0/1 (2 with one line when unlintable)."""
     import groundwork.ingest as ingest
-    from groundwork.lint import lint_warehouse
+    from groundwork.checks.lint import lint_warehouse
 
     for label, path in (("spans file", spans), ("envelope file", envelope)):
         p = Path(path)
@@ -148,8 +148,8 @@ def register(app: typer.Typer) -> None:
             if run or rules:
                 raise GroundworkError("--run and --rules apply to the warehouse, not to SPANS ENVELOPE")
             raise typer.Exit(lint_files(files[0], files[1]))
-        from groundwork.lint import lint_warehouse
-        from groundwork.rules import keep_derived
+        from groundwork.checks.lint import lint_warehouse
+        from groundwork.checks.rules import keep_derived
 
         con = connect(warehouse, create=False)
         try:

@@ -14,7 +14,7 @@ from typing import Optional
 
 import typer
 
-from groundwork.nightly import DEFAULT_OUT
+from groundwork.jobs.nightly import DEFAULT_OUT
 from groundwork.core.warehouse import DEFAULT_PATH
 
 
@@ -53,7 +53,7 @@ def register(app: typer.Typer) -> None:
         Exit 0 when nothing new fails since the previous nightly, 1 when there are new violations,
         2 when the job could not be done.
         """
-        from groundwork.nightly import run_nightly
+        from groundwork.jobs.nightly import run_nightly
 
         progress = _Progress() if sys.stderr.isatty() else None
         try:

@@ -6,9 +6,9 @@ import sys
 
 import typer
 
-from groundwork import queries
-from groundwork.formats import Format, write
-from groundwork.investigate import SqlError, run
+from groundwork.investigate import queries
+from groundwork.investigate.formats import Format, write
+from groundwork.investigate.session import SqlError, run
 from groundwork.core.warehouse import DEFAULT_PATH, connect
 
 

@@ -6,8 +6,8 @@ import sys
 
 import typer
 
-from groundwork.formats import Format, write
-from groundwork.investigate import run
+from groundwork.investigate.formats import Format, write
+from groundwork.investigate.session import run
 from groundwork.core.warehouse import DEFAULT_PATH, connect
 
 

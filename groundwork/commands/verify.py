@@ -99,7 +99,7 @@ def register(app: typer.Typer) -> None:
 
         Evidence whose snapshot_ref has no copy in sources.yaml is "unresolved" and never fails.
         """
-        from groundwork.verify import verify_envelope, verify_warehouse
+        from groundwork.checks.verify import verify_envelope, verify_warehouse
 
         path = resolve_sources(sources)
         fmt = fmt or VerifyFormat.text

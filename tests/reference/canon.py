@@ -1,6 +1,6 @@
 """Reference canonicalisations and hashes (spec section 4), written from the spec alone.
 
-Deliberately independent of ``groundwork.canonical``: the reference must not share code with the
+Deliberately independent of ``groundwork.core.canonical``: the reference must not share code with the
 implementation it checks. It relies on CPython 3.11's ``json``/``str`` behaviour, which is what
 the spec describes.
 """

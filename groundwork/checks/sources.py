@@ -1,0 +1,333 @@
+"""`sources.yaml` and its pinned source copies (spec 5.1-5.3), loaded into the warehouse.
+
+A copy is trusted because its exact bytes are pinned (SHA-256), so every data file is read and
+checked against its pin before anything is parsed or written.  Each copy's records are indexed by
+their ``id_field`` value (a later duplicate id wins) and hashed once under every canonicalisation
+evidence can name: the three identity names share ``hash_identity``; ``json-sorted-utf8-v1``
+(the FAIRsharing projection) has ``hash_fairsharing``.  The source-check rules (sql/rules/S1.sql,
+S2.sql, S0.sql) then only join evidence to these rows.
+
+Every configuration problem is a :class:`groundwork.core.errors.ConfigError` with a one-line message
+naming the file (the texts of the spec 5.1 table).  The workbench itself lets these escape as a
+traceback; groundwork prints the line and exits 2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pyarrow as pa
+import yaml
+
+from groundwork.core.jsontext import loads, needs_exact, vstr  # json.loads results at orjson speed; storable str()
+
+from groundwork.core.canonical import CanonicalisationError, canonical_bytes, project_fairsharing, sha256_hex
+from groundwork.core.errors import ConfigError
+from groundwork.core.pyrepr import pyrepr, pystr
+
+REQUIRED_KEYS = ("snapshot_refs", "path", "id_field", "sha256")
+
+
+def _one_line(text: str) -> str:
+    """Collapse a (possibly multi-line) error text, e.g. a YAML parser error, onto one line."""
+    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+@dataclass(frozen=True)
+class SourceEntry:
+    """One entry of the ``sources`` list, validated for shape only (no file read yet)."""
+
+    index: int                    # 0-based position in the sources list
+    snapshot_refs: tuple[str, ...]  # str() of every listed ref (the look-up keys)
+    path: str                     # the path as written in sources.yaml
+    file: Path                    # path resolved against the directory holding sources.yaml
+    id_field: object              # raw value (a string in any sensible file)
+    pin: str                      # str() of the pinned sha256
+
+    @property
+    def copy_id(self) -> str:
+        """Warehouse key of the copy: the pinned bytes plus the field that indexes them."""
+        return f"{self.pin}:{pystr_safe(self.id_field)}"
+
+
+@dataclass
+class SourceRecord:
+    record_id: str
+    ord: int                      # position of the winning record among the file's records
+    hash_identity: str | None
+    hash_identity_error: str | None
+    hash_fairsharing: str | None
+    hash_fairsharing_error: str | None
+    record_json: str              # compact sorted JSON of the whole record
+
+
+@dataclass
+class SourceCopy:
+    """A data file whose bytes matched their pin, parsed into records by id."""
+
+    entry: SourceEntry
+    size: int
+    format: str                   # json-array or jsonl
+    records_read: int             # records in the file, duplicates included
+    records: dict[str, SourceRecord] = field(default_factory=dict)
+
+
+@dataclass
+class SourcesConfig:
+    path: str                     # as given
+    sha256: str                   # of the YAML bytes
+    entries: list[SourceEntry]
+
+    def entry_for(self, ref) -> SourceEntry | None:
+        """The entry serving evidence whose snapshot_ref is ``ref`` (looked up as str(ref))."""
+        key = pystr(ref)
+        for entry in self.entries:
+            if key in entry.snapshot_refs:
+                return entry
+        return None
+
+
+@dataclass
+class LoadedSources:
+    """What :func:`load_into_warehouse` did."""
+
+    config_id: int
+    config: SourcesConfig
+    copies_loaded: list[str]      # copy ids parsed and written now
+    copies_skipped: list[str]     # copy ids already in the warehouse (same pinned bytes)
+
+
+# ------------------------------------------------------------------------------------------
+# sources.yaml
+# ------------------------------------------------------------------------------------------
+
+def read_config(path: str | Path) -> tuple[str, list]:
+    """Read a sources.yaml (YAML safe load) and return its hash and its ``sources`` list."""
+    shown = str(path)
+    try:
+        raw = Path(path).read_bytes()
+        doc = yaml.safe_load(raw)
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read {shown}: {_one_line(exc)}") from None
+    if doc is None:  # an empty file counts as {}
+        doc = {}
+    if not isinstance(doc, dict) or not isinstance(doc.get("sources"), list):
+        raise ConfigError(f"{shown}: expected a top-level 'sources' list")
+    return sha256_hex(raw), doc["sources"]
+
+
+def make_entry(path: str | Path, index: int, item) -> SourceEntry:
+    """Validate the shape of one item of the sources list."""
+    shown = str(path)
+    if not isinstance(item, dict) or any(key not in item for key in REQUIRED_KEYS):
+        raise ConfigError(f"{shown}: each source needs snapshot_refs, path, id_field and sha256")
+    refs_raw = item["snapshot_refs"]
+    if not isinstance(refs_raw, list):
+        # The workbench would iterate a string character by character (or crash on a number).
+        raise ConfigError(f"{shown}: snapshot_refs of source {index + 1} must be a list, not {pyrepr_safe(refs_raw)}")
+    written = pystr_safe(item["path"])
+    return SourceEntry(index=index, snapshot_refs=tuple(pystr_safe(ref) for ref in refs_raw), path=written,
+                       file=Path(path).parent / written, id_field=item["id_field"],
+                       pin=pystr_safe(item["sha256"]))
+
+
+def check_sources(path: str | Path, *, already_loaded=frozenset()) -> tuple[SourcesConfig, list[SourceCopy]]:
+    """Validate a sources.yaml and its copies, entry by entry, in the workbench's order.
+
+    For each entry: its shape, its data file's bytes against the pin, its records (not parsed
+    again when its copy id is in ``already_loaded``), then its snapshot_refs against those of the
+    earlier entries.  Returns the configuration and the newly parsed copies.
+    """
+    sha, items = read_config(path)
+    entries: list[SourceEntry] = []
+    copies: dict[str, SourceCopy] = {}
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        entry = make_entry(path, index, item)
+        data = read_pinned(entry)
+        if entry.copy_id not in already_loaded and entry.copy_id not in copies:
+            copies[entry.copy_id] = load_copy(entry, data)
+        for ref in entry.snapshot_refs:
+            if ref in seen:
+                raise ConfigError(f"{path}: snapshot_ref {pyrepr(ref)} is listed twice")
+            seen.add(ref)
+        entries.append(entry)
+    return SourcesConfig(path=str(path), sha256=sha, entries=entries), list(copies.values())
+
+
+def pystr_safe(value) -> str:
+    """str() of a YAML scalar (YAML also yields dates and timestamps, which str() like Python)."""
+    try:
+        return pystr(value)
+    except TypeError:
+        return str(value)
+
+
+def pyrepr_safe(value) -> str:
+    try:
+        return pyrepr(value)
+    except TypeError:
+        return repr(value)
+
+
+# ------------------------------------------------------------------------------------------
+# Data files
+# ------------------------------------------------------------------------------------------
+
+def read_pinned(entry: SourceEntry) -> bytes:
+    """Return the data file's bytes after checking them against the pin (spec 5.3)."""
+    try:
+        data = entry.file.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"source file {entry.file}: {exc}") from None
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != entry.pin:
+        raise ConfigError(f"source file {entry.file} has sha256 {actual}, not the pinned {entry.pin}")
+    return data
+
+
+def _json_error(entry: SourceEntry, exc: Exception, line: int | None = None) -> ConfigError:
+    where = f" line {line}:" if line is not None else ""
+    return ConfigError(f"source file {entry.file}:{where} not valid JSON: {_one_line(exc)}")
+
+
+def parse_values(entry: SourceEntry, data: bytes) -> tuple[str, list]:
+    """Split a data file into its record values (spec 5.2): a JSON array, else JSON Lines."""
+    try:
+        text = data.decode("utf-8")  # strict; a BOM is not stripped (and then is not JSON)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"source file {entry.file}: not UTF-8: {exc}") from None
+    exact = needs_exact(text)
+    if text.lstrip().startswith("["):
+        try:
+            return "json-array", loads(text, exact)
+        except (ValueError, RecursionError) as exc:
+            raise _json_error(entry, exc) from None
+    values = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            values.append(loads(line, exact))
+        except (ValueError, RecursionError) as exc:
+            raise _json_error(entry, exc, number) from None
+    return "jsonl", values
+
+
+def _hash(value) -> tuple[str | None, str | None, bytes | None]:
+    try:
+        data = canonical_bytes(value)
+    except CanonicalisationError as exc:
+        return None, str(exc), None
+    return sha256_hex(data), None, data
+
+
+def index_records(entry: SourceEntry, values: list) -> dict[str, SourceRecord]:
+    """Index records by their id_field string (later duplicate wins) and hash each once."""
+    id_field = entry.id_field
+    winners: dict[str, tuple[int, dict]] = {}
+    for ord_, record in enumerate(values):
+        rid = record.get(id_field) if isinstance(record, dict) and isinstance(id_field, str) else None
+        if not isinstance(rid, str):
+            raise ConfigError(f"source file {entry.file}: a record has no string {pyrepr_safe(id_field)}")
+        winners[rid] = (ord_, record)
+    out: dict[str, SourceRecord] = {}
+    for rid, (ord_, record) in winners.items():
+        h_id, e_id, data = _hash(record)
+        h_fs, e_fs, _ = _hash(project_fairsharing(record))
+        text = data.decode("utf-8") if data is not None else json.dumps(
+            record, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        out[rid] = SourceRecord(rid, ord_, h_id, e_id, h_fs, e_fs, text)
+    return out
+
+
+def load_copy(entry: SourceEntry, data: bytes | None = None) -> SourceCopy:
+    """Read (unless ``data`` is given, already pin-checked), parse and index one copy."""
+    if data is None:
+        data = read_pinned(entry)
+    fmt, values = parse_values(entry, data)
+    return SourceCopy(entry=entry, size=len(data), format=fmt, records_read=len(values),
+                      records=index_records(entry, values))
+
+
+def load_sources(path: str | Path) -> tuple[SourcesConfig, list[SourceCopy]]:
+    """Load a sources.yaml and every copy in memory (spec 5.1-5.3)."""
+    return check_sources(path)
+
+
+# ------------------------------------------------------------------------------------------
+# Warehouse
+# ------------------------------------------------------------------------------------------
+
+def _config_id(con, config: SourcesConfig) -> int:
+    abspath = str(Path(config.path).resolve())
+    row = con.execute("SELECT config_id FROM source_configs WHERE path = ? AND sha256 = ?",
+                      [abspath, config.sha256]).fetchone()
+    if row:
+        return row[0]
+    new_id = con.execute("SELECT coalesce(max(config_id), 0) + 1 FROM source_configs").fetchone()[0]
+    con.execute("INSERT INTO source_configs VALUES (?, ?, ?, ?, ?)",
+                [new_id, abspath, config.sha256, datetime.now(timezone.utc).replace(tzinfo=None),
+                 len(config.entries)])
+    rows = [(new_id, e.index, ref, e.copy_id, e.path, str(e.file), pystr_safe(e.id_field), e.pin)
+            for e in config.entries for ref in e.snapshot_refs]
+    if rows:
+        cols = list(zip(*rows))
+        names = ["config_id", "entry_index", "snapshot_ref", "copy_id", "path", "file", "id_field", "sha256"]
+        _insert_arrow(con, "source_refs", pa.table({n: list(c) for n, c in zip(names, cols)}))
+    return new_id
+
+
+def _insert_arrow(con, table: str, data: pa.Table) -> None:
+    name = f"_arrow_{table}"
+    con.register(name, data)
+    try:
+        con.execute(f"INSERT INTO {table} ({', '.join(data.column_names)}) SELECT * FROM {name}")
+    finally:
+        con.unregister(name)
+
+
+def _copy_table(copy: SourceCopy) -> pa.Table:
+    recs = list(copy.records.values())
+    n = len(recs)
+    return pa.table({
+        "copy_id": pa.array([copy.entry.copy_id] * n, pa.string()),
+        # stored like evidence.source_id: a lone surrogate (JSON escape) becomes U+FFFD
+        "record_id": pa.array([vstr(r.record_id) for r in recs], pa.string()),
+        "ord": pa.array([r.ord for r in recs], pa.int32()),
+        "hash_identity": pa.array([r.hash_identity for r in recs], pa.string()),
+        "hash_identity_error": pa.array([r.hash_identity_error for r in recs], pa.string()),
+        "hash_fairsharing": pa.array([r.hash_fairsharing for r in recs], pa.string()),
+        "hash_fairsharing_error": pa.array([r.hash_fairsharing_error for r in recs], pa.string()),
+        "record_json": pa.array([r.record_json for r in recs], pa.string()),
+    })
+
+
+def load_into_warehouse(con, path: str | Path) -> LoadedSources:
+    """Load a sources.yaml and its copies into the warehouse; idempotent.
+
+    Every data file is checked against its pin before anything is written; a copy whose pinned
+    bytes (and id field) are already in the warehouse is not parsed again.
+    """
+    have = {row[0] for row in con.execute("SELECT copy_id FROM source_copies").fetchall()}
+    config, copies = check_sources(path, already_loaded=have)
+    skipped = list(dict.fromkeys(e.copy_id for e in config.entries if e.copy_id in have))
+    now = datetime.now(timezone.utc).replace(tzinfo=None)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for copy in copies:
+            con.execute("INSERT INTO source_copies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [copy.entry.copy_id, copy.entry.pin, pystr_safe(copy.entry.id_field), copy.format,
+                         copy.size, copy.records_read, len(copy.records), now])
+            _insert_arrow(con, "source_records", _copy_table(copy))
+        config_id = _config_id(con, config)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return LoadedSources(config_id=config_id, config=config, copies_loaded=[c.entry.copy_id for c in copies],
+                         copies_skipped=skipped)

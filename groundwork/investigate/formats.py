@@ -1,0 +1,188 @@
+"""Write a streamed query result as table, csv, json, jsonl or markdown, one batch at a time."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import decimal
+import enum
+import json
+import math
+from typing import Callable, Iterator, TextIO
+
+import orjson
+
+from groundwork.investigate.session import Result
+
+TABLE_SAMPLE_ROWS = 1000
+_NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+            "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL")
+
+
+class Format(str, enum.Enum):
+    """Output formats of `groundwork sql` and `groundwork query`."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+    jsonl = "jsonl"
+    markdown = "markdown"
+
+
+def is_numeric(type_name: str) -> bool:
+    """True for DuckDB numeric types (right-aligned in tables)."""
+    return type_name.split("(")[0] in _NUMERIC
+
+
+def text(value) -> str:
+    """Render one value as DuckDB's shell would (NULL handled by the caller).
+
+    >>> text(True), text(dt.datetime(2026, 1, 2, 3, 4, 5)), text([1, 'a'])
+    ('true', '2026-01-02 03:04:05', '[1, a]')
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join("NULL" if v is None else text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {'NULL' if v is None else text(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _json_default(value):
+    if isinstance(value, decimal.Decimal):
+        return float(value) if value != value.to_integral_value() else int(value)
+    if isinstance(value, (dt.timedelta, bytes, bytearray)):
+        return str(value)
+    raise TypeError
+
+
+def _stdlib_default(value):
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    try:
+        return _json_default(value)
+    except TypeError:
+        return str(value)
+
+
+def _json_row(columns: list[str], types: list[str]) -> Callable[[tuple], bytes]:
+    """Return a function turning a row into a JSON object; JSON columns are embedded as values."""
+    json_cols = {i for i, t in enumerate(types) if t == "JSON"}
+
+    def convert(row: tuple) -> bytes:
+        obj = {}
+        for i, (name, value) in enumerate(zip(columns, row)):
+            if i in json_cols and value is not None:
+                value = orjson.Fragment(value.encode("utf-8"))
+            obj[name] = value
+        try:
+            return orjson.dumps(obj, default=_json_default, option=orjson.OPT_NON_STR_KEYS)
+        except orjson.JSONEncodeError:  # e.g. a HUGEINT beyond 64 bits: the slow exact path
+            plain = {name: json.loads(v) if i in json_cols and v is not None
+                     else None if isinstance(v, float) and not math.isfinite(v) else v  # as orjson writes them
+                     for i, (name, v) in enumerate(zip(columns, row))}
+            return json.dumps(plain, default=_stdlib_default, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+    return convert
+
+
+def _cell(value, width: int) -> str:
+    s = "NULL" if value is None else text(value)
+    s = s.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return s if len(s) <= width else s[: max(width - 1, 0)] + "…"
+
+
+def write_table(result: Result, out: TextIO, max_width: int = 40) -> int:
+    """Aligned columns (widths from the first rows), cells cut at ``max_width``, then the row count."""
+    rows_iter = _rows(result.batches)
+    sample = []
+    for row in rows_iter:
+        sample.append(row)
+        if len(sample) >= TABLE_SAMPLE_ROWS:
+            break
+    cols = [_cell(c, max_width) for c in result.columns]
+    widths = [len(c) for c in cols]
+    for row in sample:
+        for i, v in enumerate(row):
+            widths[i] = max(widths[i], len(_cell(v, max_width)))
+    right = [is_numeric(t) for t in result.types]
+
+    def line(cells: list[str]) -> str:
+        parts = [c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)]
+        return " | ".join(parts).rstrip()
+
+    out.write(line(cols) + "\n")
+    out.write("-+-".join("-" * w for w in widths) + "\n")
+    count = 0
+    for source in (sample, rows_iter):
+        for row in source:
+            out.write(line([_cell(v, w) for v, w in zip(row, widths)]) + "\n")
+            count += 1
+    out.write(f"({count} row{'' if count == 1 else 's'})\n")
+    return count
+
+
+def write_csv(result: Result, out: TextIO) -> int:
+    """RFC 4180 CSV with a header line; NULL is an empty field."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(result.columns)
+    count = 0
+    for batch in result.batches:
+        writer.writerows([["" if v is None else text(v) for v in row] for row in batch])
+        count += len(batch)
+    return count
+
+
+def write_jsonl(result: Result, out: TextIO) -> int:
+    """One JSON object per line."""
+    convert = _json_row(result.columns, result.types)
+    count = 0
+    for batch in result.batches:
+        out.write("".join(convert(row).decode("utf-8") + "\n" for row in batch))
+        count += len(batch)
+    return count
+
+
+def write_json(result: Result, out: TextIO) -> int:
+    """One JSON array of objects, written row by row."""
+    convert = _json_row(result.columns, result.types)
+    count = 0
+    out.write("[")
+    for batch in result.batches:
+        for row in batch:
+            out.write(("\n" if count == 0 else ",\n") + convert(row).decode("utf-8"))
+            count += 1
+    out.write("\n]\n" if count else "]\n")
+    return count
+
+
+def _md(value) -> str:
+    s = "" if value is None else text(value)
+    return s.replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", "<br>").replace("\n", "<br>")
+
+
+def write_markdown(result: Result, out: TextIO) -> int:
+    """A GitHub-flavoured Markdown table (numbers right-aligned)."""
+    out.write("| " + " | ".join(_md(c) for c in result.columns) + " |\n")
+    out.write("|" + "|".join("---:" if is_numeric(t) else "---" for t in result.types) + "|\n")
+    count = 0
+    for batch in result.batches:
+        out.write("".join("| " + " | ".join(_md(v) for v in row) + " |\n" for row in batch))
+        count += len(batch)
+    return count
+
+
+def _rows(batches: Iterator[list[tuple]]) -> Iterator[tuple]:
+    for batch in batches:
+        yield from batch
+
+
+def write(result: Result, fmt: Format | str, out: TextIO, max_width: int = 40) -> int:
+    """Write ``result`` to ``out`` in ``fmt``; return the number of rows written."""
+    fmt = Format(fmt)
+    if fmt is Format.table:
+        return write_table(result, out, max_width)
+    return {Format.csv: write_csv, Format.json: write_json, Format.jsonl: write_jsonl,
+            Format.markdown: write_markdown}[fmt](result, out)
+

@@ -1,0 +1,215 @@
+"""`groundwork nightly` end to end on the bundled example archive (real-store form): exit codes,
+where the reports are, exact per-run texts, idempotence, new / resolved between two nights."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+from typer.testing import CliRunner
+
+from groundwork.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+EXAMPLE = ROOT / "examples" / "archive"
+
+PASSING_RETRIEVAL = "01a22a33-c71c-7634-b9a4-2549192ec7ed"   # pass/retrieval/one-source
+FAILING_N1 = "01a22a33-cc8f-721d-9706-f81a30449b62"          # violation/N1/none-calls-a-model
+FAILING_G1 = "01a22a33-cafe-72c8-86bb-eaf91827f3b1"          # violation/G1/chat-without-any-retrieval-abstained
+COPY_ID = "01a22a33-ffff-7fff-8fff-ffffffffffff"
+
+
+def tree_digest(root: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        h.update(str(p.relative_to(root)).encode())
+        if p.is_file():
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def nightly(archive: Path, wh: Path, out: Path, sources: bool = True):
+    args = ["nightly", str(archive / "runs"), "--warehouse", str(wh), "--out", str(out)]
+    if sources:
+        args += ["--sources", str(archive / "sources.yaml")]
+    return CliRunner().invoke(app, args)
+
+
+def summary(out: Path) -> dict:
+    return json.loads((out / "summary.json").read_text(encoding="utf-8"))
+
+
+def drop_spans(run: Path, name: str) -> None:
+    lines = (run / "spans.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [x for x in lines if json.loads(x)["name"] != name]
+    assert len(kept) < len(lines)
+    (run / "spans.jsonl").write_text("".join(kept), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def first_night(tmp_path_factory):
+    base = tmp_path_factory.mktemp("nightly")
+    archive = base / "archive"
+    shutil.copytree(EXAMPLE, archive)
+    wh, out = base / "wh" / "warehouse.duckdb", base / "reports"
+    before = tree_digest(archive)
+    r1 = nightly(archive, wh, out)
+    s1 = summary(out)
+    mtimes = {p: p.stat().st_mtime_ns for p in out.glob("runs/*/*")}
+    r2 = nightly(archive, wh, out)
+    return {"archive": archive, "wh": wh, "out": out, "r1": r1, "r2": r2, "s1": s1, "s2": summary(out),
+            "mtimes": mtimes, "archive_before": before}
+
+
+def test_first_nightly_reports_new_failures_and_says_where_the_reports_are(first_night):
+    r1, out, s1 = first_night["r1"], first_night["out"], first_night["s1"]
+    assert r1.exit_code == 1, r1.output
+    assert f"fleet report:  {out.resolve() / 'fleet.html'}" in r1.output
+    t = s1["totals"]
+    assert t["runs_total"] == 99 and t["runs_linted"] == 99 and t["has_baseline"] is False
+    assert t["new_failing"] == t["runs_failing"] > 0
+    for name in ("fleet.html", "summary.md", "summary.json", "junit.xml", "violations.jsonl",
+                 "metrics/groundwork.prom", "failing/page-1.html"):
+        assert (out / name).is_file(), name
+
+
+def test_reports_are_never_written_into_the_archive(first_night):
+    assert tree_digest(first_night["archive"]) == first_night["archive_before"]
+
+
+def test_per_run_texts_match_what_the_workbench_recorded(first_night):
+    """Today's grounding.txt of a run is OUT/runs/<id>/grounding.txt when it fails or one of its
+    texts changed, else the archive's own file; for runs the conductor did not withhold, today's text is
+    byte-identical to what the workbench recorded."""
+    archive, out, s1 = first_night["archive"], first_night["out"], first_night["s1"]
+    con = duckdb.connect(str(first_night["wh"]), read_only=True)
+    withheld = {r[0] for r in con.execute("SELECT invocation_id FROM runs WHERE withheld").fetchall()}
+    con.close()
+    failing = {p.parent.name for p in out.glob("runs/*/index.html")}
+    compared = written = 0
+    for run in sorted((archive / "runs").iterdir()):
+        if not run.is_dir() or run.name == "schemas":
+            continue
+        ours = out / "runs" / run.name / "grounding.txt"
+        recorded = (run / "grounding.txt").read_bytes()
+        if run.name in failing:
+            assert ours.is_file(), run.name
+        if ours.is_file():
+            written += 1
+            ours_s = out / "runs" / run.name / "sources.txt"
+            assert (run.name in failing or ours.read_bytes() != recorded
+                    or ours_s.read_bytes() != (run / "sources.txt").read_bytes()), run.name
+        if run.name not in withheld:   # withheld: the stored envelope is not the one the workbench judged
+            assert (ours.read_bytes() if ours.is_file() else recorded) == recorded, run.name
+            compared += 1
+    assert compared >= 50 and written >= s1["totals"]["runs_failing"]
+
+
+def test_failing_runs_have_pages_and_passing_runs_do_not(first_night):
+    out, s1 = first_night["out"], first_night["s1"]
+    pages = {p.parent.name for p in out.glob("runs/*/index.html")}
+    assert len(pages) == s1["totals"]["runs_failing"]
+    assert PASSING_RETRIEVAL not in pages and FAILING_N1 in pages
+
+
+def test_second_nightly_on_an_unchanged_archive_is_idempotent(first_night):
+    r2, s1, s2, out = first_night["r2"], first_night["s1"], first_night["s2"], first_night["out"]
+    assert r2.exit_code == 0, r2.output
+    assert "0 new failing, 0 resolved" in r2.output
+    t1, t2 = s1["totals"], s2["totals"]
+    assert t2["new_failing"] == 0 and t2["resolved"] == 0 and t2["still_failing"] == t1["runs_failing"]
+    assert {k: v for k, v in t2.items() if k not in ("new_failing", "still_failing", "has_baseline")} == \
+           {k: v for k, v in t1.items() if k not in ("new_failing", "still_failing", "has_baseline")}
+    # Per-run files were not rewritten.
+    assert {p: p.stat().st_mtime_ns for p in out.glob("runs/*/*")} == first_night["mtimes"]
+    con = duckdb.connect(str(first_night["wh"]), read_only=True)
+    assert con.execute("SELECT exit_status FROM nightlies ORDER BY nightly_id").fetchall() == [(1,), (0,)]
+    assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 99
+    con.close()
+    assert s2["passes"]["ingest"]["runs_loaded"] == 0
+
+
+def test_mutated_archive_new_and_resolved(first_night, tmp_path):
+    archive = tmp_path / "archive"
+    shutil.copytree(first_night["archive"], archive)
+    wh = tmp_path / "warehouse.duckdb"
+    shutil.copy(first_night["wh"], wh)
+    out = tmp_path / "reports"
+    shutil.copytree(first_night["out"], out)
+    runs = archive / "runs"
+    drop_spans(runs / PASSING_RETRIEVAL, "retrieval")   # passing -> G2/G3: new failing
+    drop_spans(runs / FAILING_N1, "chat")               # N1 only -> passes: resolved
+    shutil.copytree(runs / FAILING_G1, runs / COPY_ID)  # a new folder that fails: new
+    r3 = nightly(archive, wh, out)
+    assert r3.exit_code == 1, r3.output
+    s3 = summary(out)
+    new = {r["invocation_id"] for r in s3["since_previous_nightly"]["new"]}
+    resolved = {r["invocation_id"] for r in s3["since_previous_nightly"]["resolved"]}
+    assert new == {PASSING_RETRIEVAL, COPY_ID}
+    assert resolved == {FAILING_N1}
+    assert s3["totals"]["runs_failing"] == first_night["s2"]["totals"]["runs_failing"] + 1
+    assert (out / "runs" / PASSING_RETRIEVAL / "index.html").exists()
+    assert not (out / "runs" / FAILING_N1 / "index.html").exists()
+    assert (out / "runs" / FAILING_N1 / "grounding.txt").read_text().startswith("grounding: passed [none]")
+    assert "1 resolved" in r3.output
+    # And a fourth night with nothing changed: nothing new.
+    r4 = nightly(archive, wh, out)
+    assert r4.exit_code == 0 and summary(out)["totals"]["still_failing"] == s3["totals"]["runs_failing"]
+    prom = (out / "metrics" / "groundwork.prom").read_text()
+    assert 'groundwork_runs_changed{change="new"} 0' in prom
+
+
+def test_without_sources_the_source_check_is_skipped(tmp_path):
+    archive = tmp_path / "archive"
+    shutil.copytree(EXAMPLE, archive)
+    r = nightly(archive, tmp_path / "w.duckdb", tmp_path / "out", sources=False)
+    assert r.exit_code == 1, r.output
+    s = summary(tmp_path / "out")
+    assert s["totals"]["has_verify"] is False and s["passes"]["verify"] is None
+    assert not list((tmp_path / "out" / "runs").glob("*/sources.txt"))
+
+
+@pytest.mark.parametrize("case", ["missing-runs-dir", "out-inside-archive", "missing-sources", "out-is-a-file"])
+def test_jobs_that_cannot_be_done_exit_2_with_one_line(tmp_path, case):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    args = [str(runs), "--warehouse", str(tmp_path / "w.duckdb"), "--out", str(tmp_path / "out")]
+    if case == "missing-runs-dir":
+        args[0] = str(tmp_path / "nope")
+    elif case == "out-inside-archive":
+        args[4] = str(runs / "reports")
+    elif case == "out-is-a-file":
+        (tmp_path / "file").write_text("x")
+        args[4] = str(tmp_path / "file" / "reports")
+    else:
+        args += ["--sources", str(tmp_path / "nope.yaml")]
+    env = dict(os.environ, GROUNDWORK_DEBUG="")
+    p = subprocess.run([sys.executable, "-c", "from groundwork.cli import main; main()", "nightly", *args],
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 2
+    assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert p.stderr.startswith("groundwork: error: ")
+    assert not (runs / "reports").exists()
+
+
+def test_the_nightly_keeps_the_derived_relations_for_the_next_full_re_lint(first_night, tmp_path):
+    from groundwork.checks.lint import lint_warehouse
+    from groundwork.checks.rules import keep_derived
+    from groundwork.core.warehouse import connect
+
+    wh = tmp_path / "warehouse.duckdb"
+    shutil.copy(first_night["wh"], wh)
+    con = connect(wh)
+    try:
+        assert keep_derived(con) == "fresh"  # built by the first night, nothing new since the second
+        full = lint_warehouse(con, reuse=False, record=False)  # every rule on every run, from the store
+        assert full.counts["failed"] + full.counts["unlintable"] == first_night["s2"]["totals"]["runs_failing"]
+    finally:
+        con.close()

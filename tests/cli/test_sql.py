@@ -1,0 +1,171 @@
+"""`groundwork sql`: read-only, streamed, five output formats, one-line DuckDB errors with positions."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import textwrap
+
+import duckdb
+import pytest
+
+from groundwork.investigate.session import error_position
+from groundwork.core.warehouse import connect
+from investigation_support import gw
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory):
+    """A warehouse file with two hand-made runs (tests only read it)."""
+    path = tmp_path_factory.mktemp("sql") / "w.duckdb"
+    con = connect(path)
+    con.execute("""
+        INSERT INTO runs (invocation_id, agent_id, grounding_mode, completed_at, evidence_count, envelope_json)
+        VALUES ('run-1', 'r3.advisor', 'retrieval', TIMESTAMP '2026-09-25 10:15:31.401901', 2, '{"a": [1, "x"]}'),
+               ('run-2', 'hello|world', NULL, NULL, 0, NULL)
+    """)
+    con.close()
+    return path
+
+
+QUERY = "SELECT invocation_id, agent_id, grounding_mode, evidence_count, completed_at FROM runs ORDER BY 1"
+
+
+def test_table_is_aligned_with_nulls_and_a_row_count(warehouse, monkeypatch, capsys):
+    code, out, err = gw(monkeypatch, capsys, "sql", QUERY, "--warehouse", str(warehouse))
+    assert code == 0, err
+    assert out == textwrap.dedent("""\
+        invocation_id | agent_id    | grounding_mode | evidence_count | completed_at
+        --------------+-------------+----------------+----------------+---------------------------
+        run-1         | r3.advisor  | retrieval      |              2 | 2026-09-25 10:15:31.401901
+        run-2         | hello|world | NULL           |              0 | NULL
+        (2 rows)
+        """)
+
+
+def test_table_cuts_long_cells_and_escapes_newlines(warehouse, monkeypatch, capsys):
+    code, out, _ = gw(monkeypatch, capsys, "sql", "SELECT 'abcdefghij' AS s, 'a' || chr(10) || 'b' AS t",
+                      "--warehouse", str(warehouse), "--max-width", "5")
+    assert code == 0
+    assert out.splitlines() == ["s     | t", "------+-----", "abcd… | a\\nb", "(1 row)"]
+
+
+def test_csv(warehouse, monkeypatch, capsys):
+    code, out, _ = gw(monkeypatch, capsys, "sql", QUERY, "-w", str(warehouse), "--format", "csv")
+    assert code == 0
+    assert out == ("invocation_id,agent_id,grounding_mode,evidence_count,completed_at\n"
+                   "run-1,r3.advisor,retrieval,2,2026-09-25 10:15:31.401901\n"
+                   "run-2,hello|world,,0,\n")
+
+
+def test_json_and_jsonl_embed_json_columns_and_keep_types(warehouse, monkeypatch, capsys):
+    sql = "SELECT invocation_id, evidence_count, envelope_json, completed_at FROM runs ORDER BY 1"
+    code, out, _ = gw(monkeypatch, capsys, "sql", sql, "-w", str(warehouse), "--format", "json")
+    assert code == 0
+    rows = json.loads(out)
+    assert rows == [
+        {"invocation_id": "run-1", "evidence_count": 2, "envelope_json": {"a": [1, "x"]},
+         "completed_at": "2026-09-25T10:15:31.401901"},
+        {"invocation_id": "run-2", "evidence_count": 0, "envelope_json": None, "completed_at": None},
+    ]
+    code, out, _ = gw(monkeypatch, capsys, "sql", sql, "-w", str(warehouse), "--format", "jsonl")
+    assert [json.loads(line) for line in out.splitlines()] == rows
+
+
+def test_json_of_an_empty_result_is_an_empty_array(warehouse, monkeypatch, capsys):
+    code, out, _ = gw(monkeypatch, capsys, "sql", "SELECT * FROM runs WHERE false", "-w", str(warehouse), "-f", "json")
+    assert code == 0 and json.loads(out) == []
+
+
+def test_markdown_escapes_pipes_and_right_aligns_numbers(warehouse, monkeypatch, capsys):
+    code, out, _ = gw(monkeypatch, capsys, "sql", "SELECT agent_id, evidence_count FROM runs ORDER BY 1",
+                      "-w", str(warehouse), "-f", "markdown")
+    assert code == 0
+    assert out == ("| agent_id | evidence_count |\n|---|---:|\n"
+                   "| hello\\|world | 0 |\n| r3.advisor | 2 |\n")
+
+
+def test_several_statements_show_the_last_result(warehouse, monkeypatch, capsys):
+    code, out, _ = gw(monkeypatch, capsys, "sql",
+                      "CREATE TEMP VIEW v AS SELECT 41 AS x; SELECT x + 1 AS y FROM v", "-w", str(warehouse), "-f", "csv")
+    assert (code, out) == (0, "y\n42\n")
+
+
+def test_big_results_stream_in_batches(warehouse, monkeypatch, capsys):
+    code, out, _ = gw(monkeypatch, capsys, "sql", "SELECT range AS i FROM range(50000)", "-w", str(warehouse), "-f", "jsonl")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 50000 and json.loads(lines[-1]) == {"i": 49999}
+
+
+def test_sql_error_is_one_line_with_its_position_and_exit_2(warehouse, monkeypatch, capsys):
+    code, out, err = gw(monkeypatch, capsys, "sql", "SELECT 1;\nSELECT agent_id,\n  nonesuch FROM runs", "-w", str(warehouse))
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1
+    assert err.startswith('groundwork: error: Binder Error: Referenced column "nonesuch" not found')
+    assert err.rstrip().endswith("(at line 3, column 3)")
+
+
+def test_syntax_error_position(warehouse, monkeypatch, capsys):
+    code, _, err = gw(monkeypatch, capsys, "sql", "SELECT * FORM runs", "-w", str(warehouse))
+    assert code == 2
+    assert err == 'groundwork: error: Parser Error: syntax error at or near "runs" (at line 1, column 15)\n'
+
+
+def test_error_position_inside_a_line_duckdb_shortens():
+    sql = "SELECT " + ", ".join(f"a AS c{i}" for i in range(40)) + ", zz, " + ", ".join(f"a AS d{i}" for i in range(40)) + " FROM t"
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (a INTEGER)")
+    with pytest.raises(duckdb.BinderException) as info:
+        con.execute(sql)
+    assert "LINE 1: ..." in str(info.value)  # DuckDB printed only part of the line
+    assert error_position(sql, str(info.value)) == (1, sql.index("zz") + 1)
+
+
+def test_the_connection_is_read_only(warehouse, monkeypatch, capsys):
+    code, _, err = gw(monkeypatch, capsys, "sql", "DELETE FROM runs", "-w", str(warehouse))
+    assert code == 2 and "read-only" in err
+    con = connect(warehouse, read_only=True)
+    assert con.execute("SELECT count(*) FROM runs").fetchone() == (2,)
+    con.close()
+
+
+def test_missing_warehouse_is_a_clear_error(tmp_path, monkeypatch, capsys):
+    code, _, err = gw(monkeypatch, capsys, "sql", "SELECT 1", "-w", str(tmp_path / "none.duckdb"))
+    assert code == 2 and "does not exist" in err
+
+
+def test_a_warehouse_held_by_a_writer_gets_a_clear_message(warehouse, monkeypatch, capsys):
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); sys.stdin.read()",
+         str(warehouse)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        code, out, err = gw(monkeypatch, capsys, "sql", "SELECT 1", "-w", str(warehouse))
+    finally:
+        holder.communicate("")
+    assert code == 2 and out == ""
+    assert f"warehouse {warehouse} is locked by another process" in err
+    assert f"(PID {holder.pid})" in err
+
+
+def test_no_progress_bar_is_drawn_into_the_output(warehouse, monkeypatch, capsys):
+    """DuckDB draws a progress bar for queries slower than 2 s; it must never mix with results."""
+    code, out, _ = gw(monkeypatch, capsys, "sql", "SELECT current_setting('enable_progress_bar') AS bar", "-w", str(warehouse), "-f", "csv")
+    assert (code, out) == (0, "bar\nfalse\n")
+
+
+def test_sql_from_stdin(warehouse, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("SELECT count(*) AS n\nFROM runs"))
+    code, out, _ = gw(monkeypatch, capsys, "sql", "-", "-w", str(warehouse), "-f", "csv")
+    assert (code, out) == (0, "n\n2\n")
+
+
+def test_json_handles_every_duckdb_type(warehouse, monkeypatch, capsys):
+    sql = ("SELECT 170141183460469231731687303715884105727::HUGEINT AS big, 'nan'::DOUBLE AS nan, 2.50::DECIMAL(5, 2) AS dec, "
+           "DATE '2026-01-02' AS day, MAP {'k': [1, 2]} AS m, {'s': 'x'} AS st, '{\"z\": [1]}'::JSON AS j")
+    code, out, err = gw(monkeypatch, capsys, "sql", sql, "-w", str(warehouse), "-f", "jsonl")
+    assert code == 0, err
+    assert json.loads(out) == {"big": 170141183460469231731687303715884105727, "nan": None, "dec": 2.5,
+                               "day": "2026-01-02", "m": {"k": [1, 2]}, "st": {"s": "x"}, "j": {"z": [1]}}
