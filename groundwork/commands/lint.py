@@ -20,6 +20,7 @@ import orjson
 import typer
 
 from groundwork.core.errors import GroundworkError
+from groundwork.core.escape import slug
 from groundwork.core.warehouse import DEFAULT_PATH, connect
 
 
@@ -33,8 +34,6 @@ def write_outputs(result, out: str | None) -> int:
     """Write DIR/<invocation_id>/grounding.txt (the exact bytes) for every linted run."""
     if not out:
         return 0
-    from groundwork.reports.filters import slug
-
     root = Path(out)
     written = 0
     for verdict in result.verdicts:

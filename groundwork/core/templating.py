@@ -1,4 +1,8 @@
-"""The one Jinja environment of the project: text templates (exact workbench texts) and HTML.
+"""Jinja environments with the project's settings, over a given template folder.
+
+The checks render their messages over groundwork/checks/templates (groundwork.checks.messages),
+the reports and the commands' outputs over reports/templates (groundwork.reports.render); both
+build their environment here, so both have the same settings and text filters.
 
 Autoescape is on for .html/.xml templates (agents control most strings in a run) and off for
 .txt/.md templates, whose output must be byte-identical to the workbench's.
@@ -11,14 +15,12 @@ cached template is used only while its source is byte for byte the one it was co
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 
 import jinja2
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from jinja2.bccache import Bucket, FileSystemBytecodeCache
 
 from groundwork.core.cachedir import cache_dir
-from groundwork.core.paths import TEMPLATES_DIR
 from groundwork.core.pyrepr import pyrepr, repr_json, repr_str_json
 
 CACHE_ENV = "GROUNDWORK_TEMPLATE_CACHE"  # a directory, or "off"; default ~/.cache/groundwork/templates
@@ -75,9 +77,8 @@ def template_cache(directory: str | os.PathLike | None = None) -> TemplateCache 
     return None if path is None else TemplateCache(str(path), "%s.jinja")
 
 
-def build_environment(templates_dir: str | os.PathLike = TEMPLATES_DIR,
-                      cache: TemplateCache | None = None) -> Environment:
-    """A Jinja environment over ``templates_dir`` with the project's settings and filters."""
+def build_environment(templates_dir: str | os.PathLike, cache: TemplateCache | None = None) -> Environment:
+    """A Jinja environment over ``templates_dir`` with the project's settings and text filters."""
     env = Environment(
         loader=FileSystemLoader(str(templates_dir)),
         autoescape=select_autoescape(enabled_extensions=("html", "htm", "xml", "svg"), default_for_string=False),
@@ -91,17 +92,4 @@ def build_environment(templates_dir: str | os.PathLike = TEMPLATES_DIR,
     env.filters["pyrepr"] = pyrepr         # parsed value -> Python repr
     env.filters["repr_str_json"] = repr_str_json  # JSON text column -> repr of its str()
     env.filters["h12"] = _h12
-    from groundwork.reports.filters import register as _register_report_filters  # visible, md, xml_chars, ...
-
-    _register_report_filters(env)
     return env
-
-
-@lru_cache(maxsize=1)
-def environment() -> Environment:
-    return build_environment(TEMPLATES_DIR, template_cache())
-
-
-def render(template: str, **context) -> str:
-    """Render a template from reports/templates/ with the given context."""
-    return environment().get_template(template).render(**context)
