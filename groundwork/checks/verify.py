@@ -270,30 +270,3 @@ def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: 
         con.execute("ROLLBACK")
         raise
     return lint_id
-
-
-def verify_envelope(envelope_path, sources_path) -> VerifyResult:
-    """Drop-in for `workbench verify ENVELOPE --sources FILE`: one envelope, an in-memory warehouse.
-
-    The envelope is read by ingest (``ingest.load_single``), exactly as a stored run would be.
-    A run the workbench's check would crash on is a GroundworkError (one line, exit 2).
-    """
-    from groundwork.ingest import load_single
-
-    from groundwork.core.warehouse import connect
-
-    p = Path(envelope_path)
-    if not p.is_file():
-        raise GroundworkError(f"cannot read envelope file {envelope_path}: {'no such file' if not p.exists() else 'not a file'}")
-    con = connect(":memory:")
-    try:
-        load_single(con, None, envelope_path)
-        result = verify_warehouse(con, sources_path, record=False)
-    finally:
-        con.close()
-    if len(result.runs) != 1:
-        raise GroundworkError(f"{envelope_path}: could not be read as an envelope")
-    verdict = result.runs[0]
-    if verdict.status == "unverifiable":
-        raise GroundworkError(f"{envelope_path}: the source check cannot run on this envelope: {verdict.reason}")
-    return result

@@ -98,7 +98,8 @@ def register(app: typer.Typer) -> None:
 
         Evidence whose snapshot_ref has no copy in sources.yaml is "unresolved" and never fails.
         """
-        from groundwork.checks.verify import verify_envelope, verify_warehouse
+        from groundwork.checks.verify import verify_warehouse
+        from groundwork.jobs.dropin import verify_envelope
 
         path = resolve_sources(sources)
         fmt = fmt or VerifyFormat.text
