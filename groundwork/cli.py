@@ -6,15 +6,13 @@ Exit codes: 0 clean, 1 violations, 2 the job could not be done. No traceback rea
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 
 import typer
 
+from groundwork.commands import drift, example, export, ingest, lint, nightly, query, sql, synth, verify
 from groundwork.core.errors import GroundworkError
-
-COMMAND_MODULES = ("ingest", "lint", "verify", "drift", "nightly", "synth", "sql", "query", "export", "example")
 
 app = typer.Typer(
     name="groundwork",
@@ -24,14 +22,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for _name in COMMAND_MODULES:
-    try:
-        _mod = importlib.import_module(f"groundwork.commands.{_name}")
-    except ModuleNotFoundError as _exc:  # a command still being built; the rest of the CLI works
-        if _exc.name != f"groundwork.commands.{_name}":
-            raise
-        continue
-    _mod.register(app)
+# In this order in `groundwork --help`.
+for _command in (ingest, lint, verify, drift, nightly, synth, sql, query, export, example):
+    _command.register(app)
 
 
 def fail(message: str) -> None:

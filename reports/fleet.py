@@ -11,11 +11,11 @@ from pathlib import Path
 
 import orjson
 
+from groundwork.core.escape import slug
 from groundwork.reports import data
 from groundwork.reports.charts import stacked_bars
-from groundwork.reports.filters import render_html, slug
 from groundwork.reports.output import write_atomic
-from groundwork.reports.render import render
+from groundwork.reports.render import render, render_html
 
 TOP = 100           # rows per bounded table in the fleet report
 DIFF_TOP = 50       # runs listed per change class

@@ -23,11 +23,10 @@ from pathlib import Path
 import orjson
 
 from groundwork import __version__
-
+from groundwork.core.escape import slug
 from groundwork.reports import data
-from groundwork.reports.filters import render_html, slug
 from groundwork.reports.output import write_atomic
-from groundwork.core.paths import TEMPLATES_DIR
+from groundwork.reports.render import TEMPLATES_DIR, render_html
 
 MANIFEST = ".groundwork-manifest.json"
 BATCH = 5000        # runs per page-data batch

@@ -13,7 +13,7 @@ reuse their verdicts), and the reference linter's runs per second looping over t
 folders in one process (files read and parsed each time, as `workbench lint` would).
 
 Every run of the corpus appears COPIES times with identical content, so a message or a
-grounding.txt text (rendered once per distinct row, see groundwork.checks.lint.render_rows) repeats far
+grounding.txt text (rendered once per distinct row, see groundwork.checks.messages.render_rows) repeats far
 more often here than in a real archive, where hashes and ids differ from run to run.
 """
 

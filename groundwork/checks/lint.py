@@ -1,7 +1,7 @@
 """Lint every run of the warehouse with the SQL grounding rules, as the workbench would.
 
 ``lint_warehouse`` runs each rule file of sql/rules/ once over all selected runs, renders every
-violation row with its Jinja message template, combines them in the workbench's report order
+violation row with its Jinja message template (groundwork.checks.messages), combines them in the workbench's report order
 (spec 6.2) and renders each run's ``grounding.txt`` (spec 6.8). Findings beyond the workbench
 (GW…) are kept apart and never change the compatible verdict. With ``record=True`` the pass is
 appended to the history tables (lints, lint_verdicts, lint_violations).
@@ -28,27 +28,23 @@ from __future__ import annotations
 
 import collections
 import operator
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import lru_cache
 from pathlib import Path
 
 import duckdb
-import jinja2
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from groundwork import __version__
 from groundwork.checks import rules as rules_mod
-from groundwork.core import pyrepr
+from groundwork.checks.messages import GROUNDING, TEXT_SOURCES, Grounding, grounding_texts, precompile, render_rows
 from groundwork.core.errors import GroundworkError
 from groundwork.core.paths import SCHEMA_SQL
 from groundwork.core.warehouse import ROW_GROUP_SIZE, transaction
 
 PASSED, FAILED, UNLINTABLE = "passed", "failed", "unlintable"
 CYCLE_REASON = "span-id cycle reachable from invoke_agent: the workbench linter never returns (errata C4)"
-_SEP = "\x00"
 
 
 @dataclass(slots=True)
@@ -155,112 +151,6 @@ class LintResult:
         again = f" ({self.reused} unchanged since their last lint)" if self.reused else ""
         return (f"groundwork lint{where}: {sum(c.values())} runs{again}, {c[PASSED]} passed, "
                 f"{c[FAILED]} failed, {c[UNLINTABLE]} unlintable; {self.findings_count} groundwork findings")
-
-
-# ------------------------------------------------------------------------------------ rendering
-
-
-@lru_cache(maxsize=1)
-def _environment():
-    """The project's Jinja environment."""
-    from groundwork.reports.render import environment
-
-    return environment()
-
-
-class _BulkLoader(jinja2.BaseLoader):
-    """Serves ``<var>:<name>``: template ``name`` wrapped in a loop over ``rows`` (see
-    ``_bulk_template``), compiled and cached like any other template."""
-
-    def __init__(self, inner: jinja2.BaseLoader):
-        self.inner = inner
-
-    def get_source(self, environment, template):
-        var, _, name = template.partition(":")
-        source, filename, uptodate = self.inner.get_source(environment, name)
-        if source.endswith("\n"):
-            source = source[:-1]
-        return "{% for " + var + " in rows %}" + source + _SEP + "{% endfor %}", filename, uptodate
-
-
-@lru_cache(maxsize=1)
-def _bulk_environment():
-    env = _environment()
-    return env.overlay(loader=_BulkLoader(env.loader))
-
-
-@lru_cache(maxsize=None)
-def _bulk_template(name: str, var: str):
-    """Template ``name`` wrapped in a loop: one render call for many rows.
-
-    A message is the template's text for one row without its final newline; rows are separated
-    by NUL. Per-row rendering costs ~3x more, which matters at 100,000 runs.
-    """
-    return _bulk_environment().get_template(f"{var}:{name}")
-
-
-def render_many(name: str, rows: list, var: str = "r") -> list[str]:
-    """Render template ``name`` once per row (``var`` names the row inside the template)."""
-    if not rows:
-        return []
-    template = _bulk_template(name, var)
-    pieces = template.render(rows=rows).split(_SEP)
-    if len(pieces) == len(rows) + 1:
-        return pieces[:-1]
-    # Some value carried a NUL itself: render those rows one by one.
-    return [template.render(rows=[row])[:-1] for row in rows]
-
-
-@lru_cache(maxsize=None)
-def _reads_run_id(name: str) -> bool:
-    """Whether template ``name`` looks at ``invocation_id`` (else a row's text depends only on
-    its other columns)."""
-    env = _environment()
-    return re.search(r"\binvocation_id\b", env.loader.get_source(env, name)[0]) is not None
-
-
-def render_rows(name: str, columns: list[str], rows: list[tuple]) -> list[str]:
-    """Render template ``name`` for rule rows (tuples whose first column is ``invocation_id``).
-
-    A text is a pure function of the row's values, so each distinct row (ignoring the run, when
-    the template does not print it) is rendered once and its text shared.
-    """
-    if not rows:
-        return []
-    if any(type(v) is list for v in rows[0]):  # an array column (GW2's lines): tuples, to be hashed
-        rows = [tuple(tuple(v) if type(v) is list else v for v in row) for row in rows]
-    Row = _row_type(tuple(columns))
-    skip = 0 if _reads_run_id(name) else 1
-    index: dict[tuple, int] = {}
-    setdefault = index.setdefault
-    positions = [setdefault(row[skip:], len(index)) for row in rows]
-    if skip:
-        distinct = [Row(None, *key) for key in index]
-    else:
-        distinct = [Row._make(key) for key in index]
-    texts = render_many(name, distinct)
-    if len(distinct) == len(rows):
-        return texts
-    return [texts[p] for p in positions]
-
-
-@lru_cache(maxsize=64)
-def _row_type(columns: tuple[str, ...]):
-    return collections.namedtuple("Row", columns, rename=True)
-
-
-def render_message(rule: rules_mod.Rule, row) -> str:
-    """The exact message text of one violation row of ``rule``."""
-    return render_many(rule.template, [row])[0]
-
-
-_Verdict = collections.namedtuple("_Verdict", "passed mode retrieval_count chat_count violations")
-
-
-def grounding_text(passed: bool, mode: str | None, retrieval_count: int, chat_count: int,
-                   violations: list[str]) -> str:
-    """Exact grounding.txt content for one report (spec 6.8)."""
-    return render_many("lint/grounding.txt.j2", [_Verdict(passed, mode, retrieval_count, chat_count, violations)], "v")[0]
 
 
 _STRING = pa.string()
@@ -399,17 +289,9 @@ GROUP BY v.invocation_id
 """
 
 
-# Besides the rule files and their message templates, the texts depend on these files: a change
-# to any of them changes the rule-set hash, so no verdict is reused across it.
-_TEXT_SOURCES = (
-    rules_mod.TEMPLATES_DIR / "lint" / "grounding.txt.j2",
-    Path(__file__),
-    Path(rules_mod.__file__),
-    Path(pyrepr.__file__),
-    Path(pyrepr.__file__).with_name("unicode14_nonprintable.txt"),
-    rules_mod.TEMPLATES_DIR.parent / "render.py",
-    SCHEMA_SQL,
-)
+# Besides the rule files and their message templates, the verdicts depend on these files: a
+# change to any of them changes the rule-set hash, so no verdict is reused across it.
+_TEXT_SOURCES = TEXT_SOURCES + (Path(__file__), Path(rules_mod.__file__), SCHEMA_SQL)
 
 
 def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = None,
@@ -521,11 +403,8 @@ def _evaluate(workspace: rules_mod.Workspace, chosen, scope_query: str | None,
     base_future = workspace.submit_arrow(base_sql, {"cycle_reason": CYCLE_REASON})
     futures = [workspace.submit_rule(rule) for rule in chosen]
     # While the workers start: compile the message templates (~0.1 s in a new process).
-    for name, var in [(rule.template, "r") for rule in chosen] + [("lint/grounding.txt.j2", "v")]:
-        try:
-            _bulk_template(name, var)
-        except jinja2.TemplateNotFound:  # reported when a row needs it
-            pass
+    precompile([rule.template for rule in chosen])
+    precompile([GROUNDING], "v")
     if check:
         base = base_future.result()
         if base.num_rows != kept_runs or not pc.all(base.column("kept")).as_py():
@@ -632,8 +511,8 @@ def _assemble(batch: FreshBatch, base: pa.Table, found: pa.Table) -> None:
     examples = zip(pc.take(failing, first).to_pylist(), pc.take(mode, first).to_pylist(),
                    pc.take(n_retrieval, first).to_pylist(), pc.take(n_chat, first).to_pylist(),
                    pc.take(messages, pc.take(failing_pos, first)).to_pylist())
-    texts = [text[:-1] for text in render_many("lint/grounding.txt.j2", [
-        _Verdict(not fails, m, r, c, list(msgs) if fails else []) for fails, m, r, c, msgs in examples], "v")]
+    texts = [text[:-1] for text in grounding_texts([
+        Grounding(not fails, m, r, c, list(msgs) if fails else []) for fails, m, r, c, msgs in examples])]
     batch.summary = pa.DictionaryArray.from_arrays(encoded.indices.cast(pa.int32()), pa.array(texts, _STRING))
 
 

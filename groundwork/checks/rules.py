@@ -33,7 +33,7 @@ Header keys (an unknown key, a missing required key or a bad value is a ``RuleFi
     ``MODE_RULES``. Findings come after every workbench violation.
 
 Every result column is available to the rule's message template as ``r.<column>``
-(``reports/templates/lint/<stem>.txt.j2`` for kinds rule and finding). Parameters are written
+(``groundwork/checks/templates/messages/<stem>.txt.j2``, ``Rule.template``). Parameters are written
 ``$name`` in the body and bound by the runner from the context it is given (never pasted into
 the SQL); the runner passes exactly the names the body uses.
 
@@ -64,8 +64,9 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from groundwork.checks.messages import TEMPLATES_DIR
 from groundwork.core.errors import GroundworkError
-from groundwork.core.paths import RULES_DIR, TEMPLATES_DIR
+from groundwork.core.paths import RULES_DIR
 from groundwork.core.warehouse import memory_at_most, quote_identifier as _quote, transaction
 
 MODES = ("retrieval", "input_only", "none", "delegation")
@@ -117,8 +118,8 @@ class Rule:
 
     @property
     def template(self) -> str:
-        """Message template of the rule, relative to reports/templates/."""
-        return f"lint/{self.stem}.txt.j2"
+        """Message template of the rule (every kind), relative to groundwork/checks/templates/."""
+        return f"messages/{self.stem}.txt.j2"
 
     @property
     def rank(self) -> tuple[int, int]:

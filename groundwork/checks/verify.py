@@ -2,7 +2,7 @@
 
 ``verify_warehouse`` loads a sources.yaml (pins checked first, groundwork.checks.sources), runs
 sql/rules/S1.sql, S2.sql and S0.sql (unresolved items) for that configuration, renders each
-run's exact ``sources.txt`` with reports/templates/verify/, and appends the verdicts to the same
+run's exact ``sources.txt`` (groundwork.checks.messages), and appends the verdicts to the same
 history as lint (``lints`` kind ``verify``, ``verify_verdicts``, ``verify_unresolved``,
 ``lint_violations``).
 
@@ -20,11 +20,11 @@ from pathlib import Path
 import pyarrow as pa
 
 from groundwork import __version__ as TOOL_VERSION
+from groundwork.checks import messages
 from groundwork.checks import rules as rules_mod
+from groundwork.checks.sources import LoadedSources, _insert_arrow, load_into_warehouse
 from groundwork.core.canonical import unknown_message
 from groundwork.core.errors import GroundworkError
-from groundwork.checks.lint import render_many
-from groundwork.checks.sources import LoadedSources, _insert_arrow, load_into_warehouse
 
 VIOLATION_RULES = ("S1", "S2")
 UNRESOLVED_RULE = "S0"
@@ -128,15 +128,15 @@ def scoped_items(con, runs=None):
             con.unregister("_verify_scope")
 
 
-def violation_messages(rows: list[dict]) -> list[str]:
-    """Exact S1/S2 messages for rows of sql/rules/S1.sql / S2.sql (templates verify/S1, S2)."""
+def violation_messages(rows: list[dict], rules: dict) -> list[str]:
+    """Exact S1/S2 messages for rows of sql/rules/S1.sql / S2.sql (``rules``: source_rules())."""
     for row in rows:
         if row["code"] == "S2" and row["actual_hash"] is None and row["hash_error"] is None:
             row["hash_error"] = unknown_message(row["canonicalisation"])  # unregistered name (K2)
     out: list[str | None] = [None] * len(rows)
     for code in VIOLATION_RULES:
         idx = [i for i, row in enumerate(rows) if row["code"] == code]
-        for i, text in zip(idx, render_many(f"verify/{code}.txt.j2", [rows[i] for i in idx])):
+        for i, text in zip(idx, messages.render_many(rules[code].template, [rows[i] for i in idx])):
             out[i] = text
     return out
 
@@ -149,13 +149,9 @@ def sources_texts(verdicts) -> list[str]:
     """
     keys = [(v.verified, tuple(v.unresolved), tuple(v.violations)) for v in verdicts]
     unique = list(dict.fromkeys(keys))
-    texts = dict(zip(unique, render_many("verify/sources.txt.j2", [
+    texts = dict(zip(unique, messages.render_many(messages.SOURCES, [
         RunVerdict("", "", verified, list(unres), list(viol)) for verified, unres, viol in unique])))
     return [texts[k] for k in keys]
-
-
-def sources_text(verified: int, unresolved, violations) -> str:
-    return sources_texts([RunVerdict("", "", verified, list(unresolved), list(violations))])[0]
 
 
 # ------------------------------------------------------------------------------------------
@@ -189,7 +185,7 @@ def verify_warehouse(con, sources_path, *, runs=None, record=True) -> VerifyResu
         unresolved = _rule_rows(con, rules[UNRESOLVED_RULE], cfg)
 
     violations.sort(key=lambda r: (r["invocation_id"], r["ord"]))
-    for row, text in zip(violations, violation_messages(violations)):
+    for row, text in zip(violations, violation_messages(violations, rules)):
         row["message"] = text
     by_run_violations: dict[str, list[dict]] = {}
     for row in violations:
@@ -274,30 +270,3 @@ def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: 
         con.execute("ROLLBACK")
         raise
     return lint_id
-
-
-def verify_envelope(envelope_path, sources_path) -> VerifyResult:
-    """Drop-in for `workbench verify ENVELOPE --sources FILE`: one envelope, an in-memory warehouse.
-
-    The envelope is read by ingest (``ingest.load_single``), exactly as a stored run would be.
-    A run the workbench's check would crash on is a GroundworkError (one line, exit 2).
-    """
-    from groundwork.ingest import load_single
-
-    from groundwork.core.warehouse import connect
-
-    p = Path(envelope_path)
-    if not p.is_file():
-        raise GroundworkError(f"cannot read envelope file {envelope_path}: {'no such file' if not p.exists() else 'not a file'}")
-    con = connect(":memory:")
-    try:
-        load_single(con, None, envelope_path)
-        result = verify_warehouse(con, sources_path, record=False)
-    finally:
-        con.close()
-    if len(result.runs) != 1:
-        raise GroundworkError(f"{envelope_path}: could not be read as an envelope")
-    verdict = result.runs[0]
-    if verdict.status == "unverifiable":
-        raise GroundworkError(f"{envelope_path}: the source check cannot run on this envelope: {verdict.reason}")
-    return result

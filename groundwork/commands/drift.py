@@ -14,6 +14,7 @@ import sys
 import orjson
 import typer
 
+from groundwork.commands.verify import resolve_sources
 from groundwork.core.warehouse import DEFAULT_PATH, connect
 
 
@@ -36,10 +37,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Which historical evidence, verified against an old copy, a newer copy no longer supports
         (record changed or gone): by source, by agent and by run."""
-        from groundwork.reports.render import render
-
         from groundwork.checks.drift import drift
-        from groundwork.commands.verify import resolve_sources
+        from groundwork.reports.render import render
 
         con = connect(warehouse, create=False)
         try:

@@ -20,6 +20,7 @@ import orjson
 import typer
 
 from groundwork.core.errors import GroundworkError
+from groundwork.core.escape import slug
 from groundwork.core.warehouse import DEFAULT_PATH, connect
 
 
@@ -33,8 +34,6 @@ def write_outputs(result, out: str | None) -> int:
     """Write DIR/<invocation_id>/grounding.txt (the exact bytes) for every linted run."""
     if not out:
         return 0
-    from groundwork.reports.filters import slug
-
     root = Path(out)
     written = 0
     for verdict in result.verdicts:
@@ -79,26 +78,9 @@ def print_result(result, fmt: LintFormat, *, show_passed: bool) -> None:
 
 def lint_files(spans: str, envelope: str) -> int:
     """`workbench lint SPANS ENVELOPE`: same stdout, exit 0/1 (2 with one line when unlintable)."""
-    import groundwork.ingest as ingest
-    from groundwork.checks.lint import lint_warehouse
+    from groundwork.jobs.dropin import lint_pair
 
-    for label, path in (("spans file", spans), ("envelope file", envelope)):
-        p = Path(path)
-        if not p.is_file():
-            raise GroundworkError(f"cannot read {label} {path}: {'no such file' if not p.exists() else 'not a file'}")
-    con = connect(":memory:")
-    try:
-        key = ingest.load_single(con, spans, envelope)
-        result = lint_warehouse(con, runs=[key], record=False)
-        verdict = result.verdicts[0]
-        if verdict.grounding_txt is None:
-            issue = con.execute(
-                "SELECT path, line, message FROM ingest_issues WHERE invocation_id = ? AND effect LIKE '%unlintable%'"
-                " ORDER BY path, line NULLS FIRST LIMIT 1", [key]).fetchone()
-            where = f"{issue[0]}{f' line {issue[1]}' if issue[1] else ''}: {issue[2]}" if issue else verdict.reason
-            raise GroundworkError(f"the workbench linter cannot lint these files ({where})")
-    finally:
-        con.close()
+    verdict = lint_pair(spans, envelope)
     sys.stdout.buffer.write(verdict.grounding_txt.encode("utf-8", "surrogateescape"))
     sys.stdout.flush()
     return 0 if verdict.passed else 1

@@ -14,8 +14,9 @@ from typing import Optional
 
 import typer
 
-from groundwork.jobs.nightly import DEFAULT_OUT
 from groundwork.core.warehouse import DEFAULT_PATH
+
+DEFAULT_OUT = "reports-out"
 
 
 class _Progress:
@@ -53,7 +54,7 @@ def register(app: typer.Typer) -> None:
         Exit 0 when nothing new fails since the previous nightly, 1 when there are new violations,
         2 when the job could not be done.
         """
-        from groundwork.jobs.nightly import run_nightly
+        from groundwork.jobs.nightly import run_nightly  # imports every layer: not for --help
 
         progress = _Progress() if sys.stderr.isatty() else None
         try:

@@ -18,6 +18,7 @@ import orjson
 import typer
 
 from groundwork.core.errors import GroundworkError
+from groundwork.core.escape import slug
 from groundwork.core.warehouse import DEFAULT_PATH, connect
 
 WORKBENCH_DEFAULT_SOURCES = Path("workbench") / "sources.yaml"
@@ -45,8 +46,6 @@ def write_outputs(result, out: str | None) -> None:
     """Write DIR/<invocation_id>/sources.txt (the exact text) for every verified run."""
     if not out:
         return
-    from groundwork.reports.filters import slug
-
     root = Path(out)
     for verdict in result.runs:
         if verdict.text is None:
@@ -99,7 +98,8 @@ def register(app: typer.Typer) -> None:
 
         Evidence whose snapshot_ref has no copy in sources.yaml is "unresolved" and never fails.
         """
-        from groundwork.checks.verify import verify_envelope, verify_warehouse
+        from groundwork.checks.verify import verify_warehouse
+        from groundwork.jobs.dropin import verify_envelope
 
         path = resolve_sources(sources)
         fmt = fmt or VerifyFormat.text

@@ -20,4 +20,3 @@ SQL_DIR = _installed("sql")
 RULES_DIR = SQL_DIR / "rules"
 QUERIES_DIR = SQL_DIR / "queries"
 SCHEMA_SQL = SQL_DIR / "schema.sql"
-TEMPLATES_DIR = _installed("reports") / "templates"

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import duckdb
 
+from groundwork import ingest
+from groundwork.checks.lint import lint_warehouse
+from groundwork.checks.verify import verify_warehouse
 from groundwork.core.paths import ROOT
 from groundwork.core.warehouse import connect
 
@@ -36,10 +39,6 @@ VOLATILE = {
 
 def build(out: Path = EXAMPLE_PATH, archive: Path = ARCHIVE_DIR) -> Path:
     """Ingest, lint and verify ``archive`` into a fresh compact warehouse at ``out`` (replaced atomically)."""
-    import groundwork.ingest as ingest
-    from groundwork.checks.lint import lint_warehouse
-    from groundwork.checks.verify import verify_warehouse
-
     out, archive = Path(out).resolve(), Path(archive).resolve()
     con = connect(":memory:", comments=True)  # copied into the example file, which documents itself
     try:

@@ -22,10 +22,14 @@ from pathlib import Path
 import duckdb
 
 from groundwork import __version__
+from groundwork.checks.lint import lint_warehouse
+from groundwork.checks.rules import keep_derived
+from groundwork.checks.verify import verify_warehouse
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import DEFAULT_PATH, connect
-
-DEFAULT_OUT = "reports-out"
+from groundwork.ingest import ingest_archive, parsers
+from groundwork.reports import data as rdata
+from groundwork.reports.build import build_reports
 
 
 @dataclass
@@ -90,16 +94,9 @@ def _attr(obj, *names):
     return None
 
 
-def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_OUT, progress=None) -> NightlyResult:
-    """Run the whole job; raise GroundworkError when it cannot be done (the nightly row then
-    records exit status 2 and the reason)."""
-    from groundwork.ingest import ingest_archive, parsers
-    from groundwork.reports.build import build_reports
-    from groundwork.reports.data import Passes
-
-    from groundwork.checks.lint import lint_warehouse
-    from groundwork.checks.rules import keep_derived
-
+def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress=None) -> NightlyResult:
+    """Run the whole job, writing the reports to ``out``; raise GroundworkError when it cannot
+    be done (the nightly row then records exit status 2 and the reason)."""
     runs_dir, out = Path(runs_dir), Path(out)
     sources = Path(sources) if sources is not None else None
     _check_inputs(runs_dir, sources, out)
@@ -131,8 +128,6 @@ def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_O
             seconds["lint"] = time.perf_counter() - t
             verify = None
             if sources is not None:
-                from groundwork.checks.verify import verify_warehouse
-
                 t = time.perf_counter()
                 verify = verify_warehouse(con, sources, record=True)
                 seconds["verify"] = time.perf_counter() - t
@@ -142,7 +137,7 @@ def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_O
                 raise GroundworkError("the lint pass was not recorded in the warehouse history")
             ingest_id = _attr(ingest, "ingest_id")
             base = previous_nightly(con, nid)
-            p = Passes(
+            p = rdata.Passes(
                 lint_id=lint_id, verify_id=verify_id,
                 baseline_lint_id=base[1] if base else None,
                 baseline_verify_id=base[2] if base else None,
@@ -160,8 +155,6 @@ def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_O
                 "started_epoch": started,
             }
             # Counts first (the trend chart shows this nightly too), exit status last.
-            from groundwork.reports import data as rdata
-
             rdata.build_state(con, p)
             totals = rdata.totals(con, p)
             con.execute(

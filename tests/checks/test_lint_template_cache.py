@@ -1,11 +1,11 @@
-"""Compiled templates kept between processes (reports.render.TemplateCache): an edited template
+"""Compiled templates kept between processes (groundwork.core.templating.TemplateCache): an edited template
 is never rendered from stale code, and a broken or unsafe cache is skipped, not an error."""
 
 from __future__ import annotations
 
 import os
 
-from groundwork.reports.render import build_environment, template_cache
+from groundwork.core.templating import build_environment, template_cache
 
 
 def _fresh(templates, cache_dir, **overlay):

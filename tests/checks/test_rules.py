@@ -8,8 +8,9 @@ import duckdb
 import pytest
 
 from groundwork.checks import rules
+from groundwork.checks.messages import TEMPLATES_DIR
 from groundwork.core.errors import GroundworkError
-from groundwork.core.paths import RULES_DIR, TEMPLATES_DIR
+from groundwork.core.paths import RULES_DIR
 from groundwork.core.warehouse import apply_schema
 
 ALL = rules.load_rules(kinds=rules.KINDS)
@@ -43,7 +44,7 @@ def test_header_is_parsed_into_a_rule(tmp_path):
     assert rule.needs_succeeded == "false"
     assert rule.params == ("mode",)
     assert rule.body.startswith("SELECT invocation_id")
-    assert rule.template == "lint/G1.txt.j2"
+    assert rule.template == "messages/G1.txt.j2"
 
 
 @pytest.mark.parametrize("change, problem", [

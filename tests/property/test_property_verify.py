@@ -26,6 +26,7 @@ if not hasattr(ingest, "ingest_archive") or not hasattr(verify, "verify_warehous
     pytest.skip("ingest.ingest_archive / groundwork.checks.verify.verify_warehouse not available yet", allow_module_level=True)
 
 from groundwork.core.warehouse import connect  # noqa: E402
+from groundwork.jobs import dropin  # noqa: E402
 
 # soak runs (thorough profile) add byte-level mutations of the runs
 HOSTILE = os.environ.get("GROUNDWORK_HYPOTHESIS") == "thorough"
@@ -82,7 +83,7 @@ def test_snapshot_ref_is_printed_as_the_raw_value(tmp_path):
 @settings(max_examples=max(3, settings.default.max_examples // 4))
 @given(runs=archives(max_runs=3))
 def test_drop_in_verify_agrees_with_reference(runs, tmp_path_factory):
-    """`groundwork verify ENVELOPE --sources FILE` path (verify.verify_envelope) on single envelopes."""
+    """`groundwork verify ENVELOPE --sources FILE` path (dropin.verify_envelope) on single envelopes."""
     from groundwork.core.errors import GroundworkError
 
     tmp = tmp_path_factory.mktemp("verify")
@@ -92,7 +93,7 @@ def test_drop_in_verify_agrees_with_reference(runs, tmp_path_factory):
     for run in runs:
         want = writable(reference_verify(run, copies))
         try:
-            verdict = verify.verify_envelope(root / run.name / "envelope.json", sources_yaml).runs[0]
+            verdict = dropin.verify_envelope(root / run.name / "envelope.json", sources_yaml).runs[0]
             got = Verdict(verdict.status, violations=tuple(verdict.violations), summary=verdict.summary,
                           verified=verdict.verified, unresolved=tuple(verdict.unresolved))
         except GroundworkError:

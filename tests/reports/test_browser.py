@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 import browser
 from groundwork.cli import app
-from groundwork.reports.filters import slug
+from groundwork.core.escape import slug
 from test_nightly import EXAMPLE
 from test_reports_hostile import EVIL, EVIL_ID, build_hostile
 

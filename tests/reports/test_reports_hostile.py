@@ -14,7 +14,7 @@ import pytest
 from groundwork.core.warehouse import connect
 from groundwork.reports.build import build_reports
 from groundwork.reports.data import Passes
-from groundwork.reports.filters import slug
+from groundwork.core.escape import slug
 from report_rows import add_nightly, add_pass, add_run, add_verdict
 from test_reports import META, PROM_LINE, parse
 

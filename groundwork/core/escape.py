@@ -1,7 +1,8 @@
-"""Escaping helpers for report outputs. Every string that came from a run is hostile.
+"""Escaping helpers for what groundwork prints and writes. Every string that came from a run is hostile.
 
-HTML/XML escaping itself is Jinja's autoescape (reports/render.py); these helpers handle what
-autoescape does not:
+HTML/XML escaping itself is Jinja's autoescape (groundwork.core.templating); these helpers
+handle what autoescape does not (the reports' templates use them as filters,
+groundwork.reports.render; the commands name their --out folders with ``slug``):
 
 - ``visible``: control, format (bidi overrides such as U+202E), separator and unassigned
   characters are shown as ``\\xhh`` / ``\\uhhhh`` escapes, so an id cannot hide or reorder text.
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from functools import lru_cache
 
 from groundwork.core.pyrepr import _is_printable
 
@@ -47,24 +47,6 @@ def visible(value, keep_newlines: bool = False) -> str:
         else:
             out.append(_escape_char(cp))
     return "".join(out)
-
-
-def visible_all(obj, limit: int | None = None):
-    """Apply ``visible`` to every string inside nested dicts/lists (keys kept as they are).
-
-    Multi-line strings (summaries) keep their newlines. With ``limit``, longer strings are cut
-    (and marked), so a hostile multi-megabyte id cannot bloat a bounded report.
-    """
-    if isinstance(obj, str):
-        s = visible(obj, keep_newlines=True)
-        if limit is not None and len(s) > limit:
-            s = s[:limit] + f"… [{len(s) - limit} more characters]"
-        return s
-    if isinstance(obj, dict):
-        return {k: visible_all(v, limit) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [visible_all(v, limit) for v in obj]
-    return obj
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#|~&:@])")
@@ -103,40 +85,3 @@ def slug(invocation_id: str) -> str:
     if _SAFE_SLUG.fullmatch(s) and ".." not in s and not s.startswith("x-"):
         return s
     return "x-" + hashlib.sha256(s.encode("utf-8", "surrogatepass")).hexdigest()[:24]
-
-
-def _finalizer(limit: int | None):
-    def finalize(value):
-        """Every printed plain string goes through ``visible`` (and is cut at ``limit``); markup
-        built by the templates themselves (macro output) is left alone."""
-        if isinstance(value, str) and not hasattr(value, "__html__"):
-            s = visible(value, keep_newlines=True)
-            if limit is not None and len(s) > limit:
-                s = s[:limit] + f"… [{len(s) - limit} more characters]"
-            return s
-        return value
-
-    return finalize
-
-
-@lru_cache(maxsize=4)
-def html_environment(limit: int | None = None):
-    """The project's Jinja environment with a ``finalize`` that shows run-controlled strings
-    visibly (and cut at ``limit``) without copying the data first: pages are rendered thousands
-    at a time."""
-    from groundwork.reports.render import environment
-
-    return environment().overlay(finalize=_finalizer(limit))
-
-
-def render_html(template: str, limit: int | None = None, **context) -> str:
-    return html_environment(limit).get_template(template).render(**context)
-
-
-def register(env) -> None:
-    """Add these filters to a Jinja environment."""
-    env.filters.setdefault("visible", visible)
-    env.filters.setdefault("md", md)
-    env.filters.setdefault("xml_chars", xml_chars)
-    env.filters.setdefault("prom_label", prom_label)
-    env.filters.setdefault("slug", slug)

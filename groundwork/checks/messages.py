@@ -1,0 +1,149 @@
+"""The checks' exact texts: every rule's message, grounding.txt and sources.txt.
+
+The templates are the checks' own (groundwork/checks/templates): ``messages/<stem>.txt.j2`` for
+the rule file ``sql/rules/<stem>.sql`` (``Rule.template``), whose ``r`` is one row of the rule;
+``grounding.txt.j2`` (``v``: one lint verdict) and ``sources.txt.j2`` (``r``: one source-check
+verdict). The environment is groundwork.core.templating's, so compiled templates are kept
+between processes.
+
+Rendering is in bulk: a template is wrapped in a loop over the rows (``_BulkLoader``) and
+rendered once for many rows; per-row rendering costs ~3x more, which matters at 100,000 runs.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+
+from groundwork.core import pyrepr, templating
+from groundwork.core.templating import build_environment, template_cache
+
+TEMPLATES_DIR = Path(__file__).resolve().with_name("templates")
+GROUNDING = "grounding.txt.j2"
+SOURCES = "sources.txt.j2"
+
+# The files every text depends on besides its template: a change to any of them may change a
+# text (the lint's rule-set hash covers them, so no verdict is reused across it).
+TEXT_SOURCES = (
+    TEMPLATES_DIR / GROUNDING,
+    Path(__file__).resolve(),
+    Path(templating.__file__).resolve(),
+    Path(pyrepr.__file__).resolve(),
+    Path(pyrepr.__file__).resolve().with_name("unicode14_nonprintable.txt"),
+)
+
+_SEP = "\x00"
+
+
+@lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    return build_environment(TEMPLATES_DIR, template_cache())
+
+
+class _BulkLoader(jinja2.BaseLoader):
+    """Serves ``<var>:<name>``: template ``name`` wrapped in a loop over ``rows`` (see
+    ``_bulk_template``), compiled and cached like any other template."""
+
+    def __init__(self, inner: jinja2.BaseLoader):
+        self.inner = inner
+
+    def get_source(self, environment, template):
+        var, _, name = template.partition(":")
+        source, filename, uptodate = self.inner.get_source(environment, name)
+        if source.endswith("\n"):
+            source = source[:-1]
+        return "{% for " + var + " in rows %}" + source + _SEP + "{% endfor %}", filename, uptodate
+
+
+@lru_cache(maxsize=1)
+def _bulk_environment():
+    env = _environment()
+    return env.overlay(loader=_BulkLoader(env.loader))
+
+
+@lru_cache(maxsize=None)
+def _bulk_template(name: str, var: str):
+    """Template ``name`` wrapped in a loop: one render call for many rows.
+
+    A message is the template's text for one row without its final newline; rows are separated
+    by NUL.
+    """
+    return _bulk_environment().get_template(f"{var}:{name}")
+
+
+def precompile(names, var: str = "r") -> None:
+    """Compile templates ``names`` now (a missing one is reported when a row needs it)."""
+    for name in names:
+        try:
+            _bulk_template(name, var)
+        except jinja2.TemplateNotFound:
+            pass
+
+
+def render_many(name: str, rows: list, var: str = "r") -> list[str]:
+    """Render template ``name`` once per row (``var`` names the row inside the template)."""
+    if not rows:
+        return []
+    template = _bulk_template(name, var)
+    pieces = template.render(rows=rows).split(_SEP)
+    if len(pieces) == len(rows) + 1:
+        return pieces[:-1]
+    # Some value carried a NUL itself: render those rows one by one.
+    return [template.render(rows=[row])[:-1] for row in rows]
+
+
+@lru_cache(maxsize=None)
+def _reads_run_id(name: str) -> bool:
+    """Whether template ``name`` looks at ``invocation_id`` (else a row's text depends only on
+    its other columns)."""
+    env = _environment()
+    return re.search(r"\binvocation_id\b", env.loader.get_source(env, name)[0]) is not None
+
+
+def render_rows(name: str, columns: list[str], rows: list[tuple]) -> list[str]:
+    """Render template ``name`` for rule rows (tuples whose first column is ``invocation_id``).
+
+    A text is a pure function of the row's values, so each distinct row (ignoring the run, when
+    the template does not print it) is rendered once and its text shared.
+    """
+    if not rows:
+        return []
+    if any(type(v) is list for v in rows[0]):  # an array column (GW2's lines): tuples, to be hashed
+        rows = [tuple(tuple(v) if type(v) is list else v for v in row) for row in rows]
+    Row = _row_type(tuple(columns))
+    skip = 0 if _reads_run_id(name) else 1
+    index: dict[tuple, int] = {}
+    setdefault = index.setdefault
+    positions = [setdefault(row[skip:], len(index)) for row in rows]
+    if skip:
+        distinct = [Row(None, *key) for key in index]
+    else:
+        distinct = [Row._make(key) for key in index]
+    texts = render_many(name, distinct)
+    if len(distinct) == len(rows):
+        return texts
+    return [texts[p] for p in positions]
+
+
+@lru_cache(maxsize=64)
+def _row_type(columns: tuple[str, ...]):
+    return collections.namedtuple("Row", columns, rename=True)
+
+
+# One lint verdict as grounding.txt.j2 reads it (``v``).
+Grounding = collections.namedtuple("Grounding", "passed mode retrieval_count chat_count violations")
+
+
+def grounding_texts(verdicts: list[Grounding]) -> list[str]:
+    """Exact grounding.txt content (final newline included) for each verdict."""
+    return render_many(GROUNDING, verdicts, "v")
+
+
+def grounding_text(passed: bool, mode: str | None, retrieval_count: int, chat_count: int,
+                   violations: list[str]) -> str:
+    """Exact grounding.txt content for one report."""
+    return grounding_texts([Grounding(passed, mode, retrieval_count, chat_count, violations)])[0]
