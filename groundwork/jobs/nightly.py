@@ -98,7 +98,7 @@ def run_nightly(runs_dir, *, warehouse=DEFAULT_PATH, sources=None, out=DEFAULT_O
     from groundwork.reports.data import Passes
 
     from groundwork.checks.lint import lint_warehouse
-    from groundwork.checks.rules import keep_derived
+    from groundwork.checks.store import keep_derived
 
     runs_dir, out = Path(runs_dir), Path(out)
     sources = Path(sources) if sources is not None else None

@@ -201,7 +201,7 @@ def test_jobs_that_cannot_be_done_exit_2_with_one_line(tmp_path, case):
 
 def test_the_nightly_keeps_the_derived_relations_for_the_next_full_re_lint(first_night, tmp_path):
     from groundwork.checks.lint import lint_warehouse
-    from groundwork.checks.rules import keep_derived
+    from groundwork.checks.store import keep_derived
     from groundwork.core.warehouse import connect
 
     wh = tmp_path / "warehouse.duckdb"
