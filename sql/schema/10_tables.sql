@@ -538,7 +538,7 @@ COMMENT ON COLUMN source_records.record_json IS 'The record as compact JSON with
 -- ------------------------------------------------------------------------------------------
 -- Nightly job history (helper E: groundwork/jobs/nightly.py). One row per `groundwork nightly`;
 -- "new / resolved / still failing" compare a nightly's lint and verify passes with those of
--- the previous nightly that finished (exit status 0 or 1).
+-- the previous nightly that finished (exit status 0 or 1): the view nightly_changes (40_history.sql).
 -- ------------------------------------------------------------------------------------------
 
 CREATE TABLE IF NOT EXISTS nightlies (
@@ -573,8 +573,8 @@ COMMENT ON COLUMN nightlies.baseline_nightly_id IS 'The previous finished nightl
 COMMENT ON COLUMN nightlies.baseline_lint_id IS 'lint_id of that baseline nightly.';
 COMMENT ON COLUMN nightlies.baseline_verify_id IS 'verify_id of that baseline nightly.';
 COMMENT ON COLUMN nightlies.runs_failing IS 'Runs failing the grounding rules or the source check (or not checkable) in this nightly.';
-COMMENT ON COLUMN nightlies.new_failing IS 'Runs failing now that did not fail that check in the baseline (new runs included).';
-COMMENT ON COLUMN nightlies.resolved IS 'Runs failing in the baseline that pass every check now.';
-COMMENT ON COLUMN nightlies.still_failing IS 'Runs failing both in the baseline and now (and not new in another check).';
+COMMENT ON COLUMN nightlies.new_failing IS 'Runs failing now that did not fail that check in the baseline (new runs included): nightly_changes rows with change new.';
+COMMENT ON COLUMN nightlies.resolved IS 'Runs failing in the baseline that pass every check now: nightly_changes rows with change resolved.';
+COMMENT ON COLUMN nightlies.still_failing IS 'Runs failing both in the baseline and now (and not new in another check): nightly_changes rows with change still.';
 COMMENT ON COLUMN nightlies.exit_status IS '0 nothing new fails, 1 new violations, 2 the job could not be done; NULL while running.';
 COMMENT ON COLUMN nightlies.error IS 'One-line reason when exit_status is 2.';

@@ -81,7 +81,7 @@ FROM now_rows n
 FULL OUTER JOIN before_rows b
      ON b.invocation_id = n.invocation_id AND b.message = n.message AND b.occurrence = n.occurrence
 JOIN pair p ON p.invocation_id = coalesce(n.invocation_id, b.invocation_id);
-COMMENT ON VIEW lint_diff IS 'What changed for each run between its two latest full lint passes: one row per violation (or groundwork finding) that is new, resolved or still failing. Identical messages are matched by occurrence. A run linted once has only new rows.';
+COMMENT ON VIEW lint_diff IS 'Which messages changed for each run between its two latest full lint passes, whoever ran them (a nightly or a manual groundwork lint): one row per violation (or groundwork finding) that is new, resolved or still failing. Identical messages are matched by occurrence. A run linted once has only new rows. Not the nightly''s new / resolved / still failing, which compares runs between nightlies whatever ran in between: that is nightly_changes.';
 COMMENT ON COLUMN lint_diff.invocation_id IS 'The run.';
 COMMENT ON COLUMN lint_diff.code IS 'Rule code (G0 ... D3) or groundwork finding code (GW...).';
 COMMENT ON COLUMN lint_diff.message IS 'Exact message text.';
@@ -154,3 +154,104 @@ COMMENT ON COLUMN latest_verify.summary IS 'Exact sources.txt text without the f
 COMMENT ON COLUMN latest_verify.reason IS 'Why the run could not be verified.';
 COMMENT ON COLUMN latest_verify.verified_at IS 'UTC start time of that verify pass.';
 COMMENT ON COLUMN latest_verify.sources_path IS 'sources.yaml the pass used.';
+
+-- ------------------------------------------------------------------------------------------
+-- Nightly changes: the one definition of a nightly's "new / resolved / still failing" (its exit
+-- status, its reports, its nightlies.new_failing / resolved / still_failing and its metrics).
+-- ------------------------------------------------------------------------------------------
+
+CREATE OR REPLACE VIEW nightly_passes AS
+WITH baseline AS (
+    SELECT n.nightly_id, n.lint_id, n.verify_id,
+           (SELECT max(f.nightly_id) FROM nightlies f
+            WHERE f.exit_status IN (0, 1) AND f.nightly_id < n.nightly_id) AS baseline_nightly_id
+    FROM nightlies n
+)
+SELECT n.nightly_id, n.lint_id, n.verify_id, n.baseline_nightly_id,
+       b.lint_id AS baseline_lint_id, b.verify_id AS baseline_verify_id
+FROM baseline n
+LEFT JOIN nightlies b ON b.nightly_id = n.baseline_nightly_id;
+COMMENT ON VIEW nightly_passes IS 'The check passes each nightly job ran and those it is compared with: the passes of the previous nightly that finished (exit status 0 or 1; a nightly that could not finish is never a baseline).';
+COMMENT ON COLUMN nightly_passes.nightly_id IS 'The nightly job.';
+COMMENT ON COLUMN nightly_passes.lint_id IS 'Its lint pass (NULL until the job has linted).';
+COMMENT ON COLUMN nightly_passes.verify_id IS 'Its verify pass (NULL without --sources).';
+COMMENT ON COLUMN nightly_passes.baseline_nightly_id IS 'The last finished nightly before it (NULL for the first).';
+COMMENT ON COLUMN nightly_passes.baseline_lint_id IS 'lint_id of that baseline nightly.';
+COMMENT ON COLUMN nightly_passes.baseline_verify_id IS 'verify_id of that baseline nightly.';
+
+CREATE OR REPLACE VIEW nightly_changes AS
+WITH passes AS (
+    -- Without a verify pass in the nightly, the source check is left out of the comparison
+    -- (otherwise every run failing only the source check in the baseline would look resolved).
+    SELECT nightly_id, lint_id, verify_id, baseline_lint_id,
+           CASE WHEN verify_id IS NOT NULL THEN baseline_verify_id END AS baseline_verify_id
+    FROM nightly_passes
+    WHERE lint_id IS NOT NULL
+),
+verdicts AS (
+    SELECT p.nightly_id, v.invocation_id, 'g' AS side, v.status, v.summary
+    FROM passes p JOIN lint_verdicts v ON v.lint_id = p.lint_id
+    UNION ALL
+    SELECT p.nightly_id, v.invocation_id, 'gb' AS side, v.status, v.summary
+    FROM passes p JOIN lint_verdicts v ON v.lint_id = p.baseline_lint_id
+    UNION ALL
+    SELECT p.nightly_id, v.invocation_id, 's' AS side, v.status, v.summary
+    FROM passes p JOIN verify_verdicts v ON v.lint_id = p.verify_id
+    UNION ALL
+    SELECT p.nightly_id, v.invocation_id, 'sb' AS side, v.status, v.summary
+    FROM passes p JOIN verify_verdicts v ON v.lint_id = p.baseline_verify_id
+),
+flags AS (
+    SELECT nightly_id, invocation_id,
+           max(status) FILTER (WHERE side = 'g') AS g_status,
+           max(status) FILTER (WHERE side = 'gb') AS gb_status,
+           max(status) FILTER (WHERE side = 's') AS s_status,
+           max(status) FILTER (WHERE side = 'sb') AS sb_status,
+           max(summary) FILTER (WHERE side = 'g') AS g_summary,
+           max(summary) FILTER (WHERE side = 'gb') AS gb_summary,
+           max(summary) FILTER (WHERE side = 's') AS s_summary,
+           max(summary) FILTER (WHERE side = 'sb') AS sb_summary
+    FROM verdicts
+    GROUP BY nightly_id, invocation_id
+),
+failing AS (
+    SELECT f.*,
+           coalesce(f.g_status <> 'passed', false) AS g_fail,
+           coalesce(f.gb_status <> 'passed', false) AS gb_fail,
+           coalesce(f.s_status <> 'passed', false) AS s_fail,
+           coalesce(f.sb_status <> 'passed', false) AS sb_fail
+    FROM flags f
+)
+SELECT nightly_id, invocation_id,
+       g_status, gb_status, s_status, sb_status, g_summary, gb_summary, s_summary, sb_summary,
+       g_fail, gb_fail, s_fail, sb_fail,
+       (g_fail OR s_fail) AS failing,
+       (gb_fail OR sb_fail) AS base_failing,
+       CASE
+           WHEN (g_fail AND NOT gb_fail) OR (s_fail AND NOT sb_fail) THEN 'new'
+           WHEN g_fail OR s_fail THEN 'still'
+           WHEN (gb_fail OR sb_fail) AND g_status IS NULL AND s_status IS NULL THEN 'gone'
+           WHEN gb_fail OR sb_fail THEN 'resolved'
+       END AS change,
+       ((g_fail AND gb_fail AND g_summary IS DISTINCT FROM gb_summary)
+         OR (s_fail AND sb_fail AND s_summary IS DISTINCT FROM sb_summary)) AS verdict_changed
+FROM failing;
+COMMENT ON VIEW nightly_changes IS 'What each nightly job calls new, still failing, resolved or gone: per nightly, one row per run its passes judged or its baseline''s passes found failing (nightly_passes). Failing = the grounding verdict is failed or unlintable, or the source-check verdict is failed or unverifiable. Passes run between two nightlies (a manual groundwork lint or verify) change nothing here; lint_diff answers the per-message question between a run''s two latest full lints.';
+COMMENT ON COLUMN nightly_changes.nightly_id IS 'The nightly job (nightly_passes).';
+COMMENT ON COLUMN nightly_changes.invocation_id IS 'The run.';
+COMMENT ON COLUMN nightly_changes.g_status IS 'Grounding verdict in the nightly''s lint pass (NULL when it did not judge the run).';
+COMMENT ON COLUMN nightly_changes.gb_status IS 'Grounding verdict in the baseline''s lint pass.';
+COMMENT ON COLUMN nightly_changes.s_status IS 'Source-check verdict in the nightly''s verify pass.';
+COMMENT ON COLUMN nightly_changes.sb_status IS 'Source-check verdict in the baseline''s verify pass (NULL when the nightly ran no verify pass).';
+COMMENT ON COLUMN nightly_changes.g_summary IS 'grounding.txt text of the nightly''s verdict, without the final newline.';
+COMMENT ON COLUMN nightly_changes.gb_summary IS 'grounding.txt text of the baseline''s verdict.';
+COMMENT ON COLUMN nightly_changes.s_summary IS 'sources.txt text of the nightly''s verdict, without the final newline.';
+COMMENT ON COLUMN nightly_changes.sb_summary IS 'sources.txt text of the baseline''s verdict.';
+COMMENT ON COLUMN nightly_changes.g_fail IS 'The nightly''s grounding verdict is failed or unlintable.';
+COMMENT ON COLUMN nightly_changes.gb_fail IS 'The baseline''s grounding verdict is failed or unlintable.';
+COMMENT ON COLUMN nightly_changes.s_fail IS 'The nightly''s source-check verdict is failed or unverifiable.';
+COMMENT ON COLUMN nightly_changes.sb_fail IS 'The baseline''s source-check verdict is failed or unverifiable.';
+COMMENT ON COLUMN nightly_changes.failing IS 'The run fails a check in the nightly.';
+COMMENT ON COLUMN nightly_changes.base_failing IS 'The run failed a check in the baseline.';
+COMMENT ON COLUMN nightly_changes.change IS 'new (fails a check it did not fail in the baseline; runs new to the warehouse included, and every failing run when there is no baseline), still (fails now and in the baseline, not new in another check), resolved (failed in the baseline, judged now, fails no check), gone (failed in the baseline, not judged now); NULL for a run passing in both.';
+COMMENT ON COLUMN nightly_changes.verdict_changed IS 'Still failing with another text than in the baseline (grounding.txt or sources.txt).';
