@@ -210,11 +210,11 @@ def derive(workspace: Workspace, target: str, scoped: bool,
         name, body = relation.name, relation.body
         if scoped and name == "lint_runs":
             # Every other derived relation reads through lint_runs, so scoping it scopes them all.
-            body = f"SELECT * FROM ({body}) AS v WHERE invocation_id IN (SELECT invocation_id FROM lint_scope)"
+            body = f"SELECT * FROM (\n{body}\n) AS v WHERE invocation_id IN (SELECT invocation_id FROM lint_scope)"
         kind = "TABLE" if name in tables else "VIEW"
-        rows = (f"SELECT * FROM ({body}) AS kept ORDER BY {_STORE_ORDER.get(name, 'run_key')}"
+        rows = (f"SELECT * FROM (\n{body}\n) AS kept ORDER BY {_STORE_ORDER.get(name, 'run_key')}"
                 if by_run_key and kind == "TABLE" else body)
-        sql = f"CREATE {kind} {target}.{name} AS {rows}"
+        sql = f"CREATE {kind} {target}.{name} AS\n{rows}"
         workspace._ready[name] = workspace._submit(body, lambda cur, sql=sql: cur.execute(sql))
 
 
