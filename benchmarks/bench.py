@@ -137,7 +137,7 @@ print(json.dumps({k: round(v, 3) for k, v in res.seconds.items() if isinstance(v
 
 KEEP_DERIVED = r"""
 import sys, time
-from groundwork.checks.rules import keep_derived
+from groundwork.checks.store import keep_derived
 from groundwork.core.warehouse import connect
 con = connect(sys.argv[1], create=False)
 print(keep_derived(con))
@@ -538,7 +538,7 @@ def write_markdown(path: Path, mach: dict, results: list[dict], args) -> None:
              "install has (see Machine); *ingest, pure Python* = the same with `GROUNDWORK_NATIVE=off`; *ingest, no parser* = `benchmarks/pipeline_floor.py`, the "
              "ingest's own machinery (parser processes, listing, fingerprints, reading, Arrow IPC, batched DuckDB "
              "writes) storing each file's bytes as one BLOB instead of parsing it; *lint* = the first `groundwork lint` after the ingest; "
-             "*keep derived* = `rules.keep_derived` keeping the runs' derived relations in the warehouse (the nightly does it "
+             "*keep derived* = `store.keep_derived` keeping the runs' derived relations in the warehouse (the nightly does it "
              "once its reports are written); *re-lint --all* = `groundwork lint --all` (every rule on every run, as after a "
              "rule change); *re-lint in-process* = the same pass as a library call (`lint_warehouse(reuse=False)`), its "
              "own wall time in the targets (the row's time includes interpreter start-up); "

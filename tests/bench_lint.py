@@ -6,7 +6,7 @@ Builds WAREHOUSE (default /tmp/groundwork-bench-lint.duckdb) once: the corpus in
 run's rows copied COPIES times (default 1011, i.e. 100,089 runs) under new invocation ids with
 INSERT ... SELECT. Prints wall and CPU time of a full lint (every run through the rules): the
 first after the ingest (which derives every run for the pass), of keeping the derived relations
-in the warehouse afterwards (rules.keep_derived), of three full lints that read them, each the
+in the warehouse afterwards (store.keep_derived), of three full lints that read them, each the
 first call of a new process, and of two more in this process (as after a rule change; with and
 without the history writes), of a re-lint (runs unchanged since the last full lint
 reuse their verdicts), and the reference linter's runs per second looping over the corpus run
@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 import groundwork.ingest as ingest  # noqa: E402
 from groundwork.checks.lint import lint_warehouse  # noqa: E402
-from groundwork.checks.rules import keep_derived  # noqa: E402
+from groundwork.checks.store import keep_derived  # noqa: E402
 from groundwork.core.warehouse import connect  # noqa: E402
 from reference import linter as ref  # noqa: E402
 

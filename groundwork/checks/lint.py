@@ -14,8 +14,8 @@ as they were (its GW3/GW4 findings look at them: ``lint_context``). ``reuse=Fals
 everything.
 
 A full pass over a warehouse file whose schema lint_store holds the derived relations of spec
-6.1 (``rules.keep_derived`` builds it: the nightly job, ``groundwork lint --keep-derived``) reads them
-there (``rules.stored``: runs new or reloaded since, when they are few, are derived again), so re-linting every
+6.1 (``store.keep_derived`` builds it: the nightly job, ``groundwork lint --keep-derived``) reads them
+there (``store.stored``: runs new or reloaded since, when they are few, are derived again), so re-linting every
 run after a rule change evaluates the rules without re-deriving. Other passes (no store yet,
 some runs only, in-memory or read-only warehouses) derive for the pass alone.
 
@@ -37,11 +37,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from groundwork import __version__
-from groundwork.checks import rules as rules_mod
+from groundwork.checks import derived, rules as rules_mod, store
 from groundwork.checks.messages import GROUNDING, TEXT_SOURCES, Grounding, grounding_texts, precompile, render_rows
 from groundwork.core.errors import GroundworkError
-from groundwork.core.paths import SCHEMA_SQL
-from groundwork.core.warehouse import ROW_GROUP_SIZE, transaction
+from groundwork.core.warehouse import ROW_GROUP_SIZE, schema_files, transaction
 
 PASSED, FAILED, UNLINTABLE = "passed", "failed", "unlintable"
 CYCLE_REASON = "span-id cycle reachable from invoke_agent: the workbench linter never returns (errata C4)"
@@ -291,7 +290,7 @@ GROUP BY v.invocation_id
 
 # Besides the rule files and their message templates, the verdicts depend on these files: a
 # change to any of them changes the rule-set hash, so no verdict is reused across it.
-_TEXT_SOURCES = TEXT_SOURCES + (Path(__file__), Path(rules_mod.__file__), SCHEMA_SQL)
+_TEXT_SOURCES = TEXT_SOURCES + (Path(__file__), Path(rules_mod.__file__), Path(derived.__file__), *schema_files())
 
 
 def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = None,
@@ -365,30 +364,30 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
     batch = FreshBatch()
     if scope_query is not None and not con.execute(f"SELECT count(*) FROM ({scope_query}) AS s").fetchall()[0][0]:
         return batch
-    if scope_query is None and rules_mod.store_readable(con):
-        runs = rules_mod.store_runs_agree(con)
+    if scope_query is None and store.store_readable(con):
+        runs = store.store_runs_agree(con)
         if runs is not None:
             # The usual full lint after keep_derived: no run changed since. The rules start on
             # the store at once (without the exact comparison of every run first, ~20 ms);
             # the base query compares each run's ingest_id with the store's, and when one
             # differs the pass is done again the long way (refreshing the store first).
-            with rules_mod.stored(con, None) as workspace:
+            with store.stored(con, None) as workspace:
                 outcome = _evaluate(workspace, chosen, None, kept_runs=runs)
             if outcome is not None:
                 _assemble(batch, *outcome)
                 return batch
-    changed = rules_mod.store_changes(con) if scope_query is None else None
+    changed = store.store_changes(con) if scope_query is None else None
     if changed is not None:
-        context = rules_mod.stored(con, changed)  # every run: the relations kept in the warehouse
+        context = store.stored(con, changed)  # every run: the relations kept in the warehouse
     else:
-        context = rules_mod.materialised(con, scope_query=scope_query)
+        context = derived.materialised(con, scope_query=scope_query)
     with context as workspace:
         outcome = _evaluate(workspace, chosen, scope_query)
     _assemble(batch, *outcome)
     return batch
 
 
-def _evaluate(workspace: rules_mod.Workspace, chosen, scope_query: str | None,
+def _evaluate(workspace: derived.Workspace, chosen, scope_query: str | None,
               kept_runs: int | None = None) -> tuple[pa.Table, pa.Table] | None:
     """Run the base query and every rule in ``workspace``; return the base rows and every rule
     row rendered (invocation_id, code, message, finding). With ``kept_runs`` (a pass reading

@@ -131,7 +131,7 @@ def register(app: typer.Typer) -> None:
                 raise GroundworkError("--run and --rules apply to the warehouse, not to SPANS ENVELOPE")
             raise typer.Exit(lint_files(files[0], files[1]))
         from groundwork.checks.lint import lint_warehouse
-        from groundwork.checks.rules import keep_derived
+        from groundwork.checks.store import keep_derived
 
         con = connect(warehouse, create=False)
         try:

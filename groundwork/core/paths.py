@@ -19,4 +19,5 @@ def _installed(name: str) -> Path:
 SQL_DIR = _installed("sql")
 RULES_DIR = SQL_DIR / "rules"
 QUERIES_DIR = SQL_DIR / "queries"
-SCHEMA_SQL = SQL_DIR / "schema.sql"
+SCHEMA_DIR = SQL_DIR / "schema"            # the warehouse schema: its files, applied in file name order
+DERIVED_DIR = SCHEMA_DIR / "30_derived"   # the derived relations the rule files read, one file each

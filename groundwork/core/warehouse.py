@@ -1,4 +1,4 @@
-"""Open the DuckDB warehouse file and apply sql/schema.sql."""
+"""Open the DuckDB warehouse file and apply the schema (the files of sql/schema/)."""
 
 from __future__ import annotations
 
@@ -14,21 +14,29 @@ import duckdb
 
 from groundwork.core.cachedir import cache_dir
 from groundwork.core.errors import GroundworkError, WarehouseLocked
-from groundwork.core.paths import SCHEMA_SQL
+from groundwork.core.paths import SCHEMA_DIR
 
 DEFAULT_PATH = "warehouse.duckdb"
 
 
+def schema_files(directory: Path | None = None) -> tuple[Path, ...]:
+    """The files of the schema, in the order they are applied: file name order, a folder's files
+    where the folder's name sorts (00_migrations.sql, 10_tables.sql, ..., 30_derived/01_lint_runs.sql,
+    ..., 50_investigation.sql; docs/schema.md)."""
+    directory = SCHEMA_DIR if directory is None else directory
+    return tuple(sorted(directory.rglob("*.sql"), key=lambda p: p.relative_to(directory).parts))
+
+
 def schema_sql() -> str:
-    """Return the text of sql/schema.sql, the only DDL of the project."""
-    return SCHEMA_SQL.read_text(encoding="utf-8")
+    """The whole schema, the only DDL of the project: the text of its files, in order."""
+    return "\n".join(path.read_text(encoding="utf-8") for path in schema_files())
 
 
 def _schema_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-# The documentation statements of schema.sql (one per table, view and column). DuckDB runs each
+# The documentation statements of the schema (one per table, view and column). DuckDB runs each
 # as a catalog ALTER, ~0.2 ms apiece: ~0.1 s of the schema's ~0.17 s.
 _COMMENT = re.compile(r"^COMMENT ON (?:TABLE|VIEW|COLUMN) [^\n']*? IS '(?:[^']|'')*';[ \t]*\n?", re.M)
 
@@ -41,8 +49,8 @@ def _without_comments(text: str) -> str:
 def apply_schema(con: duckdb.DuckDBPyConnection, *, comments: bool = True) -> None:
     """Create every table and view (idempotent), in one transaction.
 
-    A warehouse whose schema_info already records the digest of this schema.sql is left alone:
-    re-applying ~600 statements costs a noticeable fraction of a second on every command.
+    A warehouse whose schema_info already records the digest of this schema (``schema_sql``) is
+    left alone: re-applying ~600 statements costs a noticeable fraction of a second on every command.
     ``comments=False`` leaves out the COMMENT ON statements (the documentation that
     ``duckdb_columns().comment`` and docs/schema.md show), for throwaway in-memory warehouses.
     """
@@ -110,9 +118,10 @@ def memory_at_most(con: duckdb.DuckDBPyConnection, limit: str):
 
 # A new warehouse file starts as a copy of an empty one with the schema applied, kept in the cache
 # folder ``warehouses`` (cachedir; $GROUNDWORK_SCHEMA_CACHE names another folder, or "off"):
-# applying schema.sql's ~600 statements to a new file costs ~0.2 s of CPU (two thirds of it the
-# COMMENT ON statements), copying the 0.8 MB file ~1 ms. One template per schema.sql text and
-# DuckDB version; the copy is then opened like any warehouse, so apply_schema still checks it.
+# applying the schema's ~600 statements to a new file costs ~0.2 s of CPU (two thirds of it the
+# COMMENT ON statements), copying the 0.8 MB file ~1 ms. One template per schema text (every file
+# of sql/schema/, in order: ``schema_sql``) and DuckDB version; the copy is then opened like any
+# warehouse, so apply_schema still checks it.
 SCHEMA_CACHE_ENV = "GROUNDWORK_SCHEMA_CACHE"
 
 

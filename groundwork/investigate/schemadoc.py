@@ -1,4 +1,5 @@
-"""Generate docs/schema.md (every table, view and column) from the comments in sql/schema.sql.
+"""Generate docs/schema.md (every table, view and column) from the comments of the schema files
+(sql/schema/).
 
     python -m groundwork.investigate.schemadoc           rewrite docs/schema.md
     python -m groundwork.investigate.schemadoc --check   exit 1 when docs/schema.md is out of date
@@ -20,8 +21,10 @@ _INTRO = """\
 # Warehouse schema
 
 Every table and view of the groundwork warehouse, with every column. Generated from the
-comments in `sql/schema.sql` by `python -m groundwork.investigate.schemadoc` — do not edit by hand; a test
-fails when this file and the schema drift apart.
+comments in the schema files (`sql/schema/`, applied in file name order: tables, the derived
+relations the rule files read in `30_derived/`, history and investigation views) by
+`python -m groundwork.investigate.schemadoc` — do not edit by hand; a test fails when this file
+and the schema drift apart.
 
 Open a warehouse read-only with `groundwork sql "SELECT ..." --warehouse PATH` or
 `duckdb -readonly PATH`. In DuckDB the same text is available as

@@ -2,6 +2,8 @@
 
 Exit status: 0 when nothing new fails, 1 when some run fails a check it did not fail at the
 previous finished nightly (runs new to the warehouse included), 2 when the job could not be done.
+"New", "resolved" and "still failing" are the view nightly_changes (docs/schema.md#nightly_changes):
+the exit status, the reports and the nightlies row's counts all read it.
 
 Idempotent: unchanged run folders are not reloaded, every report file is rewritten in place
 (per-run files only when their content changes), and a second nightly over an unchanged
@@ -23,7 +25,7 @@ import duckdb
 
 from groundwork import __version__
 from groundwork.checks.lint import lint_warehouse
-from groundwork.checks.rules import keep_derived
+from groundwork.checks.store import keep_derived
 from groundwork.checks.verify import verify_warehouse
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import DEFAULT_PATH, connect
@@ -66,15 +68,6 @@ def _check_inputs(runs_dir: Path, sources: Path | None, out: Path) -> None:
         raise GroundworkError(f"cannot create the report directory {out}: {exc.strerror or exc}") from None
     if not os.access(out, os.W_OK | os.X_OK):
         raise GroundworkError(f"the report directory {out} is not writable")
-
-
-def previous_nightly(con, before: int) -> tuple | None:
-    """(nightly_id, lint_id, verify_id) of the last finished nightly before ``before``."""
-    return con.execute(
-        "SELECT nightly_id, lint_id, verify_id FROM nightlies WHERE exit_status IN (0, 1) AND nightly_id < ? "
-        "ORDER BY nightly_id DESC LIMIT 1",
-        [before],
-    ).fetchone()
 
 
 def _start(con, runs_dir: Path, out: Path) -> int:
@@ -136,13 +129,11 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
             if lint_id is None:
                 raise GroundworkError("the lint pass was not recorded in the warehouse history")
             ingest_id = _attr(ingest, "ingest_id")
-            base = previous_nightly(con, nid)
-            p = rdata.Passes(
-                lint_id=lint_id, verify_id=verify_id,
-                baseline_lint_id=base[1] if base else None,
-                baseline_verify_id=base[2] if base else None,
-                ingest_id=ingest_id, nightly_id=nid,
-            )
+            # The nightly's passes first: nightly_passes / nightly_changes compare them with the
+            # previous finished nightly's.
+            con.execute("UPDATE nightlies SET ingest_id = ?, lint_id = ?, verify_id = ? WHERE nightly_id = ?",
+                        [ingest_id, lint_id, verify_id, nid])
+            p = rdata.nightly_passes(con, nid, ingest_id)
             meta = {
                 "tool_version": __version__,
                 "nightly_id": nid,
@@ -151,17 +142,16 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
                 "out_dir": str(out.resolve()),
                 "warehouse": str(warehouse),
                 "sources": None if sources is None else str(sources.resolve()),
-                "baseline_nightly_id": base[0] if base else None,
+                "baseline_nightly_id": p.baseline_nightly_id,
                 "started_epoch": started,
             }
             # Counts first (the trend chart shows this nightly too), exit status last.
             rdata.build_state(con, p)
             totals = rdata.totals(con, p)
             con.execute(
-                "UPDATE nightlies SET ingest_id = ?, lint_id = ?, verify_id = ?, baseline_nightly_id = ?, "
-                "baseline_lint_id = ?, baseline_verify_id = ?, runs_failing = ?, new_failing = ?, resolved = ?, "
-                "still_failing = ? WHERE nightly_id = ?",
-                [ingest_id, lint_id, verify_id, meta["baseline_nightly_id"], p.baseline_lint_id, p.baseline_verify_id,
+                "UPDATE nightlies SET baseline_nightly_id = ?, baseline_lint_id = ?, baseline_verify_id = ?, "
+                "runs_failing = ?, new_failing = ?, resolved = ?, still_failing = ? WHERE nightly_id = ?",
+                [p.baseline_nightly_id, p.baseline_lint_id, p.baseline_verify_id,
                  totals["runs_failing"], totals["new_failing"], totals["resolved"], totals["still_failing"], nid],
             )
             t = time.perf_counter()

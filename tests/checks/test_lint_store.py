@@ -1,6 +1,6 @@
 """The derived relations a warehouse file keeps between lints (schema lint_store).
 
-rules.keep_derived builds lint_store (after a lint has answered, or after an ingest); a full lint
+store.keep_derived builds lint_store (after a lint has answered, or after an ingest); a full lint
 of a warehouse file then reads the derived relations of spec 6.1 from it instead of deriving them
 again; only runs that are new, reloaded (another runs.ingest_id), removed or without an ingest_id
 are derived again, and a store built with other derived views is not read (keep_derived builds
@@ -22,8 +22,9 @@ from hypothesis import given, settings
 
 import groundwork.ingest as ingest
 from groundwork.checks.lint import lint_warehouse
-from groundwork.checks import rules
-from groundwork.checks.rules import keep_derived
+from groundwork.checks import derived, store
+from groundwork.checks.store import keep_derived
+from groundwork.core.paths import DERIVED_DIR
 from groundwork.core.warehouse import connect, size_bytes
 from ingest_support import CORPUS
 from property_support import disagreements, reference_lint, sql_lint_verdicts
@@ -116,9 +117,9 @@ def test_keep_derived_builds_under_a_memory_cap_and_restores_the_setting(warehou
         return abs(size_bytes(a) / size_bytes(b) - 1) < 0.05
 
     seen = []
-    real_start = rules._start_store
+    real_start = store._start_store
     monkeypatch = pytest.MonkeyPatch()
-    monkeypatch.setattr(rules, "_start_store", lambda con, target: (seen.append(limit()), real_start(con, target)))
+    monkeypatch.setattr(store, "_start_store", lambda con, target: (seen.append(limit()), real_start(con, target)))
     try:
         before = limit()  # DuckDB's default
         assert keep_derived(warehouse) == "built"
@@ -162,7 +163,7 @@ def test_a_new_run_is_derived_alone_with_a_key_of_its_own(warehouse, archive):
 
 
 def test_when_many_runs_changed_the_lint_derives_for_itself_and_keep_derived_catches_up(warehouse, archive, monkeypatch):
-    monkeypatch.setattr(rules, "REFRESH_FLOOR", 0)
+    monkeypatch.setattr(store, "REFRESH_FLOOR", 0)
     keep_derived(warehouse)
     tamper(warehouse, B)
     warehouse.execute("UPDATE runs SET ingest_id = ingest_id + 100 WHERE invocation_id = ?", [A])  # 1 of 3: > 10 %
@@ -182,10 +183,10 @@ def test_a_changed_run_is_derived_again_even_when_the_counts_of_runs_agree(wareh
     # on the store, sees the one run whose ingest_id differs and derives it again.
     keep_derived(warehouse)
     assert warehouse.execute("SELECT count(DISTINCT ingest_id) FROM runs").fetchall() == [(1,)]
-    assert rules.store_runs_agree(warehouse) == 3
+    assert store.store_runs_agree(warehouse) == 3
     tamper(warehouse, A, B)
     warehouse.execute("UPDATE runs SET ingest_id = ingest_id - 1 WHERE invocation_id = ?", [A])
-    assert rules.store_runs_agree(warehouse) == 3
+    assert store.store_runs_agree(warehouse) == 3
     lint_reading(warehouse, archive, kept=B, fresh=(A, C))
 
 
@@ -216,12 +217,16 @@ def outdated_store_is_ignored_then_rebuilt(warehouse, archive) -> None:
     assert keep_derived(warehouse) == "fresh"
 
 
-def test_a_change_to_the_derived_views_rebuilds_every_run(warehouse, archive):
+def test_a_change_to_the_derived_views_rebuilds_every_run(warehouse, archive, tmp_path, monkeypatch):
     keep_derived(warehouse)
     tamper(warehouse, A, B, C)
-    body = warehouse.execute("SELECT sql FROM duckdb_views() WHERE view_name = 'lint_counts' AND schema_name = 'main'").fetchall()[0][0]
-    select = body[body.upper().index(" AS ") + 4:].rstrip().rstrip(";")
-    warehouse.execute(f"CREATE OR REPLACE VIEW main.lint_counts AS SELECT * FROM ({select}) AS same_rows")
+    # Another groundwork's derived relations: lint_counts' file says the same rows differently.
+    files = tmp_path / "30_derived"
+    shutil.copytree(DERIVED_DIR, files)
+    counts = next(files.glob("*_lint_counts.sql"))
+    select = derived.view_body(counts)
+    counts.write_text(f"CREATE OR REPLACE VIEW lint_counts AS\nSELECT * FROM ({select}) AS same_rows;\n", encoding="utf-8")
+    monkeypatch.setattr(derived, "RELATIONS", derived.load_relations(files))
     outdated_store_is_ignored_then_rebuilt(warehouse, archive)
 
 

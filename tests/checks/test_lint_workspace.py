@@ -8,7 +8,7 @@ import shutil
 
 import groundwork.ingest as ingest
 from groundwork.checks.lint import lint_warehouse
-from groundwork.checks.rules import keep_derived
+from groundwork.checks.store import keep_derived
 from groundwork.core.warehouse import connect
 from ingest_support import CORPUS
 

@@ -4,8 +4,8 @@ Rules read typed, flat tables only, and the derived relations of spec 6.1 are pl
 them, so that a later step can run the same files on a distributed engine. This holds them to it:
 a warehouse (the corpus, plus a synthetic archive in which every rule fires, source-checked
 against its sources.yaml) is exported as `groundwork export` writes it (Parquet, Hive layout); a
-local Spark session reads the export, creates the derived relations from sql/schema.sql's own
-view text and runs every rule file (grounding, findings, source check) as it is; the rows must
+local Spark session reads the export, creates the derived relations from the SELECT of their
+files (sql/schema/30_derived/, in file order, and sql/schema/20_source_check_items.sql) and runs every rule file (grounding, findings, source check) as it is; the rows must
 equal DuckDB's on the warehouse, rule by rule, as multisets. Parameters stay bound: a rule's ``$name`` markers are DuckDB's, and
 Spark's are ``:name``, the one spelling the runner translates.
 
@@ -24,9 +24,9 @@ from collections import Counter
 import pytest
 
 import groundwork.ingest as ingest
-from groundwork.checks import rules
+from groundwork.checks import derived, rules
 from groundwork.investigate.export import export_parquet
-from groundwork.core.paths import SCHEMA_SQL
+from groundwork.core.paths import SCHEMA_DIR
 from groundwork.synth import generate
 from groundwork.checks.verify import verify_warehouse
 from groundwork.core.warehouse import connect
@@ -35,7 +35,8 @@ from ingest_support import CORPUS
 
 FLAT = ("runs", "spans", "payload_refs", "evidence", "delegations", "ingest_issues",
         "source_configs", "source_refs", "source_records")
-VIEWS = (*rules.DERIVED, "source_check_items")
+SOURCE_CHECK_ITEMS = SCHEMA_DIR / "20_source_check_items.sql"
+VIEWS = (*derived.NAMES, derived.relation_name(SOURCE_CHECK_ITEMS))
 RULES = rules.load_rules(kinds=("rule", "finding", "source"))
 
 
@@ -58,13 +59,9 @@ def _spark_or_skip():
 
 
 def view_bodies() -> dict[str, str]:
-    """The SELECT of every derived view, as sql/schema.sql writes it."""
-    text = SCHEMA_SQL.read_text(encoding="utf-8")
-    bodies = {}
-    for name in VIEWS:
-        m = re.search(rf"^CREATE OR REPLACE VIEW {name} AS\n(.*?);\n", text, re.S | re.M)
-        assert m, f"sql/schema.sql defines no view {name}"
-        bodies[name] = m.group(1)
+    """The SELECT of every derived view, as its file writes it, in derivation order."""
+    bodies = {relation.name: relation.body for relation in derived.RELATIONS}
+    bodies[derived.relation_name(SOURCE_CHECK_ITEMS)] = derived.view_body(SOURCE_CHECK_ITEMS)
     return bodies
 
 

@@ -1,4 +1,5 @@
-"""Investigation views on hand-made rows: span_tree, run_summary, violation_messages, citations."""
+"""Investigation views on hand-made rows: span_tree, run_summary, violation_messages, citations;
+the derived relations as their files define them."""
 
 from __future__ import annotations
 
@@ -116,3 +117,40 @@ def test_citations_join_evidence_retrievals_and_delegations(con):
         (2, "ref", "delegation", 0, None, None, None, 0, 1),
         (3, "malformed", None, 0, None, None, None, 0, 0),
     ]
+
+
+# ------------------------------------------------------------ derived relations, from their files
+
+def test_each_derived_relation_reads_only_those_of_earlier_files():
+    """The file name order of sql/schema/30_derived/ is the derivation order the lint follows."""
+    from groundwork.checks import derived
+
+    seen: set[str] = set()
+    for relation in derived.RELATIONS:
+        assert derived.reads(relation.body) - {relation.name} <= seen, relation.path.name
+        seen.add(relation.name)
+    assert derived.NAMES[0] == "lint_runs" and len(derived.NAMES) == len(set(derived.NAMES)) == 13
+
+
+def test_the_warehouse_views_are_the_derived_files(con):
+    from groundwork.checks import derived
+
+    for relation in derived.RELATIONS:
+        view = con.execute(f"SELECT * FROM {relation.name} LIMIT 0").description
+        body = con.execute(f"SELECT * FROM ({relation.body}) AS b LIMIT 0").description
+        assert [d[0] for d in view] == [d[0] for d in body], relation.name
+
+
+def test_a_derived_file_that_is_not_one_view_is_refused(tmp_path):
+    from groundwork.checks import derived
+    from groundwork.core.errors import GroundworkError
+
+    bad = tmp_path / "01_lint_runs.sql"
+    bad.write_text("-- header\nCREATE OR REPLACE VIEW lint_other AS\nSELECT 1;\n", encoding="utf-8")
+    with pytest.raises(GroundworkError, match="01_lint_runs.sql: its first statement must be CREATE OR REPLACE VIEW lint_runs AS"):
+        derived.view_body(bad)
+    bad.write_text("CREATE OR REPLACE VIEW lint_runs AS\nSELECT 1;\nDROP TABLE runs;\n", encoding="utf-8")
+    with pytest.raises(GroundworkError, match="only COMMENT ON statements"):
+        derived.view_body(bad)
+    bad.write_text("-- header\nCREATE OR REPLACE VIEW lint_runs AS\nSELECT 'a;b' AS x -- c;d\n;\nCOMMENT ON VIEW lint_runs IS 'x;y';\n", encoding="utf-8")
+    assert derived.view_body(bad) == "SELECT 'a;b' AS x -- c;d"  # derive() wraps bodies on lines of their own

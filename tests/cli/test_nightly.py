@@ -166,6 +166,44 @@ def test_mutated_archive_new_and_resolved(first_night, tmp_path):
     assert 'groundwork_runs_changed{change="new"} 0' in prom
 
 
+
+def test_a_manual_lint_between_two_nightlies_changes_nothing_the_second_calls_new(first_night, tmp_path):
+    """New / resolved / still failing compare a nightly with the previous finished nightly
+    (nightly_changes), whatever ran in between: a `groundwork lint` that already saw tonight's
+    changes changes neither the exit status nor the reports nor the recorded counts. lint_diff
+    answers another question (between a run's two latest full lints), so it differs."""
+    archive = tmp_path / "archive"
+    shutil.copytree(first_night["archive"], archive)
+    runs = archive / "runs"
+    drop_spans(runs / PASSING_RETRIEVAL, "retrieval")   # passing -> failing
+    drop_spans(runs / FAILING_N1, "chat")               # failing -> passing
+    nights = {}
+    for manual in (False, True):
+        wh, out = tmp_path / f"wh-{manual}.duckdb", tmp_path / f"reports-{manual}"
+        shutil.copy(first_night["wh"], wh)
+        if manual:
+            ingested = CliRunner().invoke(app, ["ingest", str(runs), "--warehouse", str(wh)])
+            linted = CliRunner().invoke(app, ["lint", "--warehouse", str(wh)])
+            assert ingested.exit_code == 0 and linted.exit_code == 1, linted.output
+        result = nightly(archive, wh, out)
+        con = duckdb.connect(str(wh), read_only=True)
+        changes = dict(con.execute("SELECT invocation_id, change FROM nightly_changes WHERE change IS NOT NULL "
+                                   "AND nightly_id = (SELECT max(nightly_id) FROM nightlies)").fetchall())
+        recorded = con.execute("SELECT new_failing, resolved, still_failing FROM nightlies "
+                               "ORDER BY nightly_id DESC LIMIT 1").fetchall()
+        diff = dict(con.execute("SELECT invocation_id, min(change) FROM lint_diff WHERE invocation_id IN (?, ?) "
+                                "GROUP BY ALL", [PASSING_RETRIEVAL, FAILING_N1]).fetchall())
+        con.close()
+        s = summary(out)
+        nights[manual] = (result.exit_code, changes, recorded, s["totals"], s["since_previous_nightly"], diff)
+    plain, with_lint = nights[False], nights[True]
+    assert plain[0] == with_lint[0] == 1
+    assert plain[1] == with_lint[1] and plain[1][PASSING_RETRIEVAL] == "new" and plain[1][FAILING_N1] == "resolved"
+    assert plain[2] == with_lint[2] and plain[2][0][0] == sum(c == "new" for c in plain[1].values())
+    assert plain[3] == with_lint[3] and plain[4] == with_lint[4]
+    # lint_diff: against the nightly's lint the manual lint already had the new violations.
+    assert plain[5][PASSING_RETRIEVAL] == "new" and with_lint[5][PASSING_RETRIEVAL] == "still_failing"
+
 def test_without_sources_the_source_check_is_skipped(tmp_path):
     archive = tmp_path / "archive"
     shutil.copytree(EXAMPLE, archive)
@@ -201,7 +239,7 @@ def test_jobs_that_cannot_be_done_exit_2_with_one_line(tmp_path, case):
 
 def test_the_nightly_keeps_the_derived_relations_for_the_next_full_re_lint(first_night, tmp_path):
     from groundwork.checks.lint import lint_warehouse
-    from groundwork.checks.rules import keep_derived
+    from groundwork.checks.store import keep_derived
     from groundwork.core.warehouse import connect
 
     wh = tmp_path / "warehouse.duckdb"

@@ -1,4 +1,4 @@
-"""docs/schema.md documents every table, view and column of sql/schema.sql and never drifts from it."""
+"""docs/schema.md documents every table, view and column of the schema (sql/schema/) and never drifts from it."""
 
 from __future__ import annotations
 

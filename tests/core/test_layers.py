@@ -247,9 +247,7 @@ def test_the_wheel_holds_every_module_and_data_file(wheel):
     folders = {**{folder: package.replace(".", "/") for package, folder in SOURCE_FOLDERS.items()},
                ROOT / "sql": "groundwork/sql"}
     wanted = [(folder, prefix, "**/*.py") for folder, prefix in folders.items()] + [
-        (ROOT / "sql", "groundwork/sql", "schema.sql"),
-        (ROOT / "sql", "groundwork/sql", "rules/*.sql"),
-        (ROOT / "sql", "groundwork/sql", "queries/*.sql"),
+        (ROOT / "sql", "groundwork/sql", "**/*.sql"),   # schema/, rules/, queries/, reports/
         (ROOT / "reports", "groundwork/reports", "templates/**/*"),
         (ROOT / "groundwork" / "checks", "groundwork/checks", "templates/**/*"),
         (ROOT / "groundwork" / "core", "groundwork/core", "*.txt"),

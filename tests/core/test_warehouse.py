@@ -3,13 +3,15 @@ warehouse file does, without the documentation comments; a file gets them all.""
 
 from __future__ import annotations
 
-import duckdb
-
 import os
+import re
+import shutil
 
+import duckdb
 import pytest
 
 from groundwork.core import warehouse
+from groundwork.core.paths import SCHEMA_DIR
 from groundwork.core.warehouse import _COMMENT, _without_comments, apply_schema, connect, schema_sql
 
 SHAPE = """
@@ -168,3 +170,38 @@ def test_a_cache_folder_others_can_write_to_is_not_used(tmp_path, schema_cache):
     os.chmod(schema_cache, 0o777)
     connect(tmp_path / "w.duckdb").close()
     assert list(schema_cache.iterdir()) == []
+
+
+def test_the_schema_is_its_files_in_file_name_order():
+    names = [p.relative_to(SCHEMA_DIR).as_posix() for p in warehouse.schema_files()]
+    assert names[:3] == ["00_migrations.sql", "10_tables.sql", "20_source_check_items.sql"]
+    assert names[3] == "30_derived/01_lint_runs.sql" and names[-2:] == ["40_history.sql", "50_investigation.sql"]
+    assert schema_sql() == "\n".join(p.read_text(encoding="utf-8") for p in warehouse.schema_files())
+
+
+def test_an_older_warehouse_gets_todays_columns_from_the_migrations(tmp_path):
+    """A warehouse made before the columns of 00_migrations.sql existed (they are dropped here, last
+    added first) ends, once opened, with exactly the catalog of a new one: same columns in the
+    same order, same comments and views."""
+    new = connect(tmp_path / "new.duckdb")
+    old = connect(tmp_path / "old.duckdb")
+    added = [re.search(r"ALTER TABLE IF EXISTS (\w+) ADD COLUMN IF NOT EXISTS (\w+)", s.query).groups()
+             for s in duckdb.extract_statements((SCHEMA_DIR / "00_migrations.sql").read_text(encoding="utf-8"))]
+    assert ("lints", "all_rules") in added
+    for table, column in reversed(added):
+        old.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    old.execute("DELETE FROM schema_info WHERE key = 'schema_sha256'")  # as written by that older groundwork
+    old.close()
+    old = connect(tmp_path / "old.duckdb")
+    assert catalog(old) == catalog(new)
+
+
+def test_the_cached_template_is_keyed_by_every_schema_file(tmp_path, schema_cache, monkeypatch):
+    key = warehouse._template_path()
+    copy = tmp_path / "schema"
+    shutil.copytree(SCHEMA_DIR, copy)
+    monkeypatch.setattr(warehouse, "SCHEMA_DIR", copy)
+    assert warehouse._template_path() == key
+    counts = next((copy / "30_derived").glob("*_lint_counts.sql"))
+    counts.write_text(counts.read_text(encoding="utf-8") + "-- changed\n", encoding="utf-8")
+    assert warehouse._template_path() != key

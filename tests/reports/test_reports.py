@@ -89,6 +89,7 @@ def test_without_a_source_check_tonight_sources_are_left_out_of_the_comparison(t
     # Baseline: g failed only the source check; tonight no verify ran, so g is not "resolved".
     add_violation(con, 2, "g", 0, "S1", "S1: x")
     con.execute("UPDATE verify_verdicts SET status = 'failed', passed = FALSE WHERE lint_id = 2 AND invocation_id = 'g'")
+    con.execute("UPDATE nightlies SET verify_id = NULL WHERE nightly_id = 2")
     p2 = Passes(lint_id=3, verify_id=None, baseline_lint_id=1, baseline_verify_id=2, nightly_id=2)
     data.build_state(con, p2)
     assert data.totals(con, p2)["resolved"] == 1   # only c (grounding)
@@ -97,6 +98,7 @@ def test_without_a_source_check_tonight_sources_are_left_out_of_the_comparison(t
 
 def test_first_nightly_counts_every_failing_run_as_new(two_nights):
     con, _ = two_nights
+    con.execute("UPDATE nightlies SET exit_status = 2 WHERE nightly_id = 1")  # never finished: no baseline
     p = Passes(lint_id=3, verify_id=4, nightly_id=2)
     data.build_state(con, p)
     t = data.totals(con, p)
@@ -223,6 +225,8 @@ def test_run_pages_are_incremental_and_removed_when_a_run_stops_failing(two_nigh
     add_pass(con, 5)
     for inv in "abcefgh":
         add_verdict(con, 5, inv, [G1] if inv == "b" else [])
+    con.execute("UPDATE nightlies SET exit_status = 1 WHERE nightly_id = 2")
+    add_nightly(con, 3, 5, 4, exit_status=None, baseline=2)
     p5 = Passes(lint_id=5, verify_id=4, baseline_lint_id=3, baseline_verify_id=4, nightly_id=3)
     data.build_state(con, p5)
     later = runpage.write_all(con, tmp_path, p5, META)

@@ -1,0 +1,25 @@
+-- report_state: one row per run a nightly judged or whose baseline found it failing, with its
+-- verdicts and change class (the view nightly_changes, docs/schema.md), its agent, mode and
+-- completion, and the distinct violation codes and number of violations of the nightly's passes.
+-- reports/data.py build_state creates the temp table report_state from it, which every other
+-- report query reads.
+-- $nightly: the nightly; $lint, $verify: its lint and verify passes (nightly_passes).
+WITH codes AS (
+    SELECT invocation_id, STRING_AGG(DISTINCT code, ' ' ORDER BY code) AS codes,
+           COUNT(*) AS violations
+    FROM lint_violations
+    WHERE lint_id = $lint OR lint_id = $verify
+    GROUP BY invocation_id
+)
+SELECT c.invocation_id,
+       c.g_status, c.gb_status, c.s_status, c.sb_status,
+       c.g_summary, c.gb_summary, c.s_summary, c.sb_summary,
+       c.g_fail, c.gb_fail, c.s_fail, c.sb_fail,
+       r.agent_id, r.grounding_mode, r.completed_at, r.missing, r.withheld, r.ingest_id,
+       c.failing, c.base_failing, c.change, c.verdict_changed,
+       COALESCE(k.codes, '') AS codes,
+       COALESCE(k.violations, 0) AS violations
+FROM nightly_changes c
+LEFT JOIN runs r ON r.invocation_id = c.invocation_id
+LEFT JOIN codes k ON k.invocation_id = c.invocation_id
+WHERE c.nightly_id = $nightly

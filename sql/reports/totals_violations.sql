@@ -1,0 +1,7 @@
+-- totals_violations: one row: the violations (and groundwork findings) of the lint pass and of
+-- the verify pass.
+-- $lint, $verify: the passes.
+SELECT
+    COUNT(*) FILTER (WHERE lint_id = $lint) AS lint_violations,
+    COUNT(*) FILTER (WHERE lint_id = $verify) AS verify_violations
+FROM lint_violations WHERE lint_id = $lint OR lint_id = $verify

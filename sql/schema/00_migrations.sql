@@ -1,0 +1,14 @@
+-- Migrations: bring the tables of a warehouse created by an older groundwork to today's columns.
+-- Applied first (groundwork.core.warehouse.apply_schema applies the files of sql/schema/ in file
+-- name order), so the definitions that follow (10_tables.sql: every column, said once, with its
+-- documentation) and the views reading these columns find them. On a new warehouse no table
+-- exists yet and each statement does nothing (ALTER TABLE IF EXISTS); 10_tables.sql then creates
+-- the tables with every column. A column added to a table of 10_tables.sql after a release gets
+-- one line here, in the order it was added (so an old warehouse ends with the same column order).
+-- tests/core/test_warehouse.py checks that an old warehouse migrated ends with a new one's columns.
+
+-- Lint history: passes restricted to some rule codes (--rules), verdict reuse across lints.
+ALTER TABLE IF EXISTS lints ADD COLUMN IF NOT EXISTS all_rules BOOLEAN;
+ALTER TABLE IF EXISTS lint_verdicts ADD COLUMN IF NOT EXISTS ingest_id INTEGER;
+ALTER TABLE IF EXISTS lint_verdicts ADD COLUMN IF NOT EXISTS reused_from INTEGER;
+ALTER TABLE IF EXISTS lint_verdicts ADD COLUMN IF NOT EXISTS context_key VARCHAR;
