@@ -88,7 +88,7 @@ def test_every_rule_file_has_a_section(rule_file, headings):
 
 
 def _template(stem: str) -> Path | None:
-    found = [p for p in ROOT.rglob(f"{stem}.txt.j2")
+    found = [p for pattern in (f"{stem}.txt.j2", f"{stem}.j2") for p in ROOT.rglob(pattern)
              if not any(part in SKIP_DIRS for part in p.relative_to(ROOT).parts)]
     return found[0] if len(found) == 1 else None
 
@@ -101,9 +101,11 @@ def test_section_carries_the_message_text(rule_file, rules_md):
     """Every fixed piece of a rule's message template (12 characters or more) is in docs/rules.md,
     so the documented message is the one groundwork prints."""
     template = _template(rule_file.stem)
-    if template is None:
-        pytest.skip(f"no single message template {rule_file.stem}.txt.j2 (S0 builds its text in SQL)")
     flat = " ".join(rules_md.split())
+    if template is None and rule_file.stem == "S0":  # S0 builds its item text in SQL
+        assert "`<sid> (<ref>)`" in flat
+        return
+    assert template is not None, f"no single message template {rule_file.stem}.txt.j2 in the repo"
     pieces = [" ".join(piece.split()) for piece in _JINJA.split(template.read_text(encoding="utf-8"))]
     missing = [piece for piece in pieces if len(piece) >= 12 and piece not in flat]
     assert missing == []
