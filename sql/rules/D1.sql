@@ -5,7 +5,7 @@
 -- modes: delegation
 -- needs_succeeded: false
 -- order: ord
--- Spec 6.3 D1: each grounded pair not in citable (input pair and recorded delegations).
+-- docs/rules.md#d1: each grounded pair not in citable (input pair and recorded delegations).
 SELECT g.invocation_id, g.ord, g.source_id, g.content_hash
 FROM lint_grounded g
 JOIN lint_judged j USING (run_key)

@@ -5,7 +5,7 @@
 -- modes: delegation
 -- needs_succeeded: false
 -- order: ord
--- Spec 6.3 D2: each evidence pair not in citable.
+-- docs/rules.md#d2: each evidence pair not in citable.
 SELECT e.invocation_id, e.ord, e.source_id, e.source_id_json, e.content_hash
 FROM lint_evidence e
 JOIN lint_judged j USING (run_key)

@@ -5,7 +5,7 @@
 -- modes: delegation
 -- needs_succeeded: true
 -- order:
--- Spec 6.3 D3: the input pair must be among the evidence pairs. (An anti-join written as a
+-- docs/rules.md#d3: the input pair must be among the evidence pairs. (An anti-join written as a
 -- LEFT JOIN: the few delegation runs are hashed, not the whole evidence list.)
 SELECT j.invocation_id
 FROM lint_judged j

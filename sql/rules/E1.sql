@@ -5,7 +5,7 @@
 -- modes: all
 -- needs_succeeded: false
 -- order: ord
--- Spec 6.2 step 7: items whose content is absent or null are not checked. Ingest computed the
+-- docs/rules.md#e1: items whose content is absent or null are not checked. Ingest computed the
 -- hash (computed_hash) or the workbench's error text (canonical_error).
 SELECT e.invocation_id, e.ord,
        CASE WHEN e.content_type <> 'object' THEN 'not_object'

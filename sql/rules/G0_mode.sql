@@ -5,7 +5,7 @@
 -- modes: all
 -- needs_succeeded: false
 -- order:
--- Spec 6.2 step 3: str(grounding_mode) must be one of the four modes. Every rule of steps 2 and
+-- docs/rules.md#g0_mode: str(grounding_mode) must be one of the four modes. Every rule of steps 2 and
 -- 4-8 requires mode_valid (or a named mode), so such a run gets only this violation.
 SELECT invocation_id, declared_json
 FROM lint_judged

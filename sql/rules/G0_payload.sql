@@ -5,7 +5,7 @@
 -- modes: all
 -- needs_succeeded: false
 -- order: check_no
--- Spec 6.2 step 5 and errata K3: key presence only; the two "lacks" checks are independent.
+-- docs/rules.md#g0_payload: key presence only; the two "lacks" checks are independent.
 SELECT invocation_id, 0 AS check_no, 'not_object' AS problem,
        CAST(NULL AS STRING) AS schema_class_json
 FROM lint_judged

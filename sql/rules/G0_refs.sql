@@ -5,7 +5,7 @@
 -- modes: all
 -- needs_succeeded: false
 -- order: ord
--- Spec 6.2 step 6 over the walk of spec 6.5 (done by ingest into payload_refs).
+-- docs/rules.md#g0_refs over the walk of docs/rules.md#grounded-references (done by ingest into payload_refs).
 SELECT f.invocation_id, f.ord, f.kind AS problem, f.value_json
 FROM lint_refs f
 JOIN lint_judged j USING (run_key)

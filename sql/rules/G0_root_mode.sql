@@ -5,7 +5,7 @@
 -- modes: all
 -- needs_succeeded: false
 -- order:
--- Spec 6.2 step 4: exact equality, not stringified (a missing attribute prints None).
+-- docs/rules.md#g0_root_mode: exact equality, not stringified (a missing attribute prints None).
 SELECT invocation_id, mode, root_mode_json
 FROM lint_judged
 WHERE mode_valid

@@ -5,7 +5,7 @@
 -- modes: all
 -- needs_succeeded: false
 -- order:
--- Spec 6.2 step 1. Every other rule reads lint_judged, which holds only runs with exactly one
+-- docs/rules.md#g0_roots. Every other rule reads lint_judged, which holds only runs with exactly one
 -- root, so a run reported here gets no other violation and counts 0.
 -- lint_root holds exactly the runs with one root; the others' invoke_agent spans are counted.
 WITH off AS (

@@ -5,7 +5,7 @@
 -- modes: all
 -- needs_succeeded: false
 -- order: ord, check_no
--- Spec 6.2 step 2, file order; per span first the trace/descent check, then the conductor keys.
+-- docs/rules.md#g0_tree, file order; per span first the trace/descent check, then the conductor keys.
 -- A span "descends" when its span_id is the id of some descendant (the workbench compares ids).
 -- Runs with an invalid mode are left out: step 3 discards these findings.
 -- A child of the root (parent_id = the root's id) is a descendant itself, so only the other

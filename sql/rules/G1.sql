@@ -5,9 +5,9 @@
 -- modes: retrieval
 -- needs_succeeded: false
 -- order: parent_key, ord
--- Spec 6.3 G1: chats without any retrieval give one violation; otherwise one per chat (in
+-- docs/rules.md#g1: chats without any retrieval give one violation; otherwise one per chat (in
 -- descendant order, duplicates included) starting strictly before the earliest retrieval end,
--- compared on the workbench's own float-nanosecond time keys (spec 2.2).
+-- compared on the workbench's own float-nanosecond time keys (docs/rules.md#span-records).
 SELECT j.invocation_id, CAST('' AS STRING) AS parent_key, -1 AS ord,
        'no_retrieval' AS problem, CAST(NULL AS STRING) AS span_id
 FROM lint_judged j

@@ -5,7 +5,7 @@
 -- modes: retrieval
 -- needs_succeeded: partly
 -- order: ord
--- Spec 6.3 G2: (a) every grounded pair, with multiplicity, must equal the pair of one retrieval
+-- docs/rules.md#g2: (a) every grounded pair, with multiplicity, must equal the pair of one retrieval
 -- span; (b) a succeeded envelope with a payload but no well-formed reference rests on nothing.
 SELECT g.invocation_id, g.ord, 'not_retrieved' AS problem, g.source_id, g.content_hash
 FROM lint_grounded g

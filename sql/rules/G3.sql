@@ -5,7 +5,7 @@
 -- modes: retrieval
 -- needs_succeeded: false
 -- order: ord
--- Spec 6.3 G3: the hash alone is compared (the source id is not). source_id_json lets the
+-- docs/rules.md#g3: the hash alone is compared (the source id is not). source_id_json lets the
 -- message repr a string id exactly (a lone surrogate cannot live in a VARCHAR).
 SELECT e.invocation_id, e.ord, e.source_id, e.source_id_json, e.content_hash
 FROM lint_evidence e

@@ -5,7 +5,7 @@
 -- modes: retrieval, delegation
 -- needs_succeeded: false
 -- order: ord
--- Spec 6.3 G4: each grounded pair (with multiplicity) whose hash alone is not an evidence hash.
+-- docs/rules.md#g4: each grounded pair (with multiplicity) whose hash alone is not an evidence hash.
 SELECT g.invocation_id, g.ord, g.source_id, g.content_hash
 FROM lint_grounded g
 JOIN lint_judged j USING (run_key)

@@ -4,6 +4,6 @@
 -- modes: all
 -- needs_succeeded: false
 -- order:
--- Errata C4. Such a run has no workbench verdict: lint reports it as unlintable.
+-- docs/rules.md#gw1. Such a run has no workbench verdict: lint reports it as unlintable.
 SELECT c.invocation_id, c.ord, c.line_no, c.name_json, c.span_id
 FROM lint_cycles c

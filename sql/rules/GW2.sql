@@ -4,7 +4,7 @@
 -- modes: all
 -- needs_succeeded: false
 -- order: first_ord
--- Spec 6.7: duplicates inflate counts and repeat G1 messages; the workbench says nothing.
+-- docs/rules.md#span-tree: duplicates inflate counts and repeat G1 messages; the workbench says nothing.
 -- lines: the copies' line numbers ascending, i.e. in file order. array_sort(array_agg(...)) reads
 -- the same on DuckDB and Spark SQL; string_agg(... ORDER BY ...) is DuckDB's alone.
 WITH duplicated AS (

@@ -4,7 +4,7 @@
 -- modes: all
 -- needs_succeeded: false
 -- order: ord
--- Spec 6.7 (last point): the workbench trusts the conductor's hash; we check it against the
+-- docs/rules.md#gw3: the workbench trusts the conductor's hash; we check it against the
 -- child run in the archive (runs.envelope_hash). Children not in the archive are GW4.
 SELECT d.invocation_id, d.ord, d.delegated_invocation_id, d.content_hash,
        child.envelope_hash AS child_envelope_hash

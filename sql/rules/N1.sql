@@ -5,7 +5,7 @@
 -- modes: none
 -- needs_succeeded: false
 -- order:
--- Spec 6.3 N1: one violation counting every chat descendant (duplicates included).
+-- docs/rules.md#n1: one violation counting every chat descendant (duplicates included).
 SELECT j.invocation_id, c.chat_count
 FROM lint_judged j
 JOIN lint_counts c USING (run_key)

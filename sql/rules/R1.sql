@@ -5,7 +5,7 @@
 -- modes: input_only, none, delegation
 -- needs_succeeded: false
 -- order:
--- Spec 6.3 R1: one violation counting every retrieval descendant (duplicates included).
+-- docs/rules.md#r1: one violation counting every retrieval descendant (duplicates included).
 SELECT j.invocation_id, c.retrieval_count
 FROM lint_judged j
 JOIN lint_counts c USING (run_key)

@@ -5,7 +5,7 @@
 -- modes: input_only, none
 -- needs_succeeded: false
 -- order: part, ord
--- Spec 6.3 R2: every grounded pair (label payload), then every evidence pair (label evidence),
+-- docs/rules.md#r2: every grounded pair (label payload), then every evidence pair (label evidence),
 -- that is not exactly the input pair (input:<invocation_id>, root dd.input_hash).
 SELECT g.invocation_id, 0 AS part, g.ord, 'payload' AS label,
        g.source_id, CAST(NULL AS STRING) AS source_id_json, g.content_hash, j.input_sid, j.input_hash

@@ -5,7 +5,7 @@
 -- modes: input_only, none
 -- needs_succeeded: true
 -- order:
--- Spec 6.3 R3: looks only at the evidence list (R2 checks what it cites).
+-- docs/rules.md#r3: looks only at the evidence list (R2 checks what it cites).
 SELECT invocation_id
 FROM lint_judged
 WHERE mode IN ('input_only', 'none') AND succeeded AND evidence_count = 0

@@ -1,5 +1,5 @@
 """Hand-picked hostile runs that random generation reaches only rarely, checked SQL vs reference
-in one archive: ingest once, lint once, verify once. Each case names the spec point it pins."""
+in one archive: ingest once, lint once, verify once. Each case names the docs/rules.md point it pins."""
 
 from __future__ import annotations
 

@@ -74,7 +74,7 @@ def test_drop_in_lint_agrees_with_reference(runs, tmp_path_factory):
 
 def test_repr_escapes_lone_surrogates(tmp_path):
     """`{sid!r}` of an evidence source_id holding a lone surrogate (JSON "\\ud800") is the ASCII
-    text 's\\ud800' in the workbench's message (spec 6.10: Cs is non-printable)."""
+    text 's\\ud800' in the workbench's message (docs/rules.md#repr: Cs is non-printable)."""
     import json
 
     from strategies import RunFiles, dump_envelope, span_line, uuid7

@@ -62,8 +62,8 @@ def test_sql_verify_agrees_with_reference(runs):
 
 
 def test_snapshot_ref_is_printed_as_the_raw_value(tmp_path):
-    """Evidence without a snapshot_ref looks up the copy registered as 'None' (spec 5.4 step 3,
-    9.4.6) but the S1/S2 messages print the raw ref: `which None does not hold`; a numeric ref 5
+    """Evidence without a snapshot_ref looks up the copy registered as 'None' (docs/rules.md#s0)
+    but the S1/S2 messages print the raw ref: `which None does not hold`; a numeric ref 5
     prints as 5."""
     from strategies import RECORDS, RunFiles, dump_envelope, uuid7
 

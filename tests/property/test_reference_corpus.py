@@ -1,5 +1,5 @@
 """The reference linter and source check reproduce the workbench's own verdicts on every corpus
-run, and the unit scenarios of spec 8.1 / 8.5 — so the reference is a trustworthy oracle for the
+run, and the unit scenarios of docs/rules.md#upstream-tests — so the reference is a trustworthy oracle for the
 property tests that hold the SQL implementation to it."""
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ def test_reference_sources_match_workbench(expected, corpus_copies):
 
 
 def test_withheld_envelopes_relint_differently_from_grounding_txt():
-    """Spec 6.9: the stored (withheld) envelope has no payload/evidence; span-only rules still fire."""
+    """docs/rules.md#live-and-stored-verdicts: the stored (withheld) envelope has no
+    payload/evidence; span-only rules still fire."""
     withheld = [e for e in EXPECTED if (CORPUS / "runs" / e["invocation_id"] / "envelope.withheld.json").exists()]
     assert len(withheld) == 47
     differs = 0
@@ -78,7 +79,7 @@ def test_withheld_envelopes_relint_differently_from_grounding_txt():
     assert differs > 0
 
 
-# ------------------------------------------------------------------ spec 8.1 linter unit tests
+# ------------------------------- the workbench's linter tests (docs/rules.md#upstream-tests)
 
 INV = "01a06cdb-985f-7375-9aa2-37be29f0f2a8"
 CHILD = "01a06cdb-985f-7375-9aa2-37be29f0f2a9"
@@ -426,7 +427,7 @@ def test_non_string_attributes_and_reprs():
     ]
 
 
-# ------------------------------------------------------------------ spec 8.5 source check tests
+# ------------------------- the workbench's source check tests (docs/rules.md#upstream-tests)
 
 SOURCE_A = {"source_id": "src:a", "text": "Alpha."}
 

@@ -1,4 +1,4 @@
-"""groundwork's sources.yaml loader fails with exactly the texts of the reference (spec 5.1),
+"""groundwork's sources.yaml loader fails with exactly the texts of the reference (docs/rules.md#sources-configuration),
 which are the workbench's configuration error texts."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from groundwork.core.errors import ConfigError
 from groundwork.checks.sources import load_sources
 from reference import sources as refsrc
 
-# ---------------------------------------------------------------- configuration errors (spec 5.1)
+# ----------------------------------------- configuration errors (docs/rules.md#sources-configuration)
 
 def _pin(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
@@ -36,7 +36,8 @@ CONFIG_CASES = {
 
 @pytest.mark.parametrize("case", sorted(CONFIG_CASES))
 def test_sources_config_errors_match_reference(case, tmp_path):
-    """groundwork's sources.yaml loader fails with exactly the reference's (spec 5.1) texts."""
+    """groundwork's sources.yaml loader fails with exactly the reference's texts
+    (docs/rules.md#sources-configuration)."""
     (tmp_path / "good.jsonl").write_bytes(GOOD)
     (tmp_path / "badid.jsonl").write_bytes(BAD_ID)
     (tmp_path / "notobj.json").write_bytes(NOT_OBJECT)

@@ -1,5 +1,5 @@
 """The run generators behind the property tests reach what they claim to: passing runs of all
-four modes, a violation of every rule of spec 6.3 (and both G1 and G2 forms), the step-1 and
+four modes, a violation of every rule of docs/rules.md#rules (and both G1 and G2 forms), the step-1 and
 step-3 stops, unlintable runs, and source-check outcomes of every kind. Judged by the reference,
 so a generator regression cannot silently hollow out the property tests."""
 

@@ -1,8 +1,9 @@
-"""Reference canonicalisations and hashes (spec section 4), written from the spec alone.
+"""Reference canonicalisations and hashes (docs/rules.md#canonical-json), written from the
+description alone.
 
 Deliberately independent of ``groundwork.core.canonical``: the reference must not share code with the
 implementation it checks. It relies on CPython 3.11's ``json``/``str`` behaviour, which is what
-the spec describes.
+the description assumes.
 """
 
 from __future__ import annotations
@@ -44,6 +45,6 @@ def content_hash(name_str: str, document) -> str:
     text = json.dumps(projected, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     try:
         data = text.encode("utf-8")
-    except UnicodeEncodeError as exc:  # lone surrogates (spec 9.4 item 9)
+    except UnicodeEncodeError as exc:  # lone surrogates (docs/rules.md#numbers)
         raise HashingError(str(exc)) from None
     return hashlib.sha256(data).hexdigest()

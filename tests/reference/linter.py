@@ -1,10 +1,11 @@
-"""Reference grounding linter, written from spec sections 2.2, 6 and errata 10 alone.
+"""Reference grounding linter, written from the description of the workbench alone
+(docs/rules.md#span-records, docs/rules.md#lint-order, docs/rules.md#edge-cases).
 
 Plain Python, no groundwork imports: it is the independent oracle the SQL rules are held to.
-Messages use Python's own ``repr``/``str`` (CPython 3.11, Unicode 14.0 — spec 6.10, K7).
+Messages use Python's own ``repr``/``str`` (CPython 3.11, Unicode 14.0 — docs/rules.md#repr).
 
-Where the workbench itself would crash or hang (spec 6.7, 9.4, 10), ``lint`` raises
-``Unlintable(reason)`` instead of returning a report. Choices where the spec is silent:
+Where the workbench itself would crash or hang (docs/rules.md#edge-cases), ``lint`` raises
+``Unlintable(reason)`` instead of returning a report. Choices where the description is silent:
 
 * a non-object span line, a ``context`` that is not an object, a non-string ``span_id`` /
   ``trace_id`` / ``start_time`` / ``end_time``, an unparsable or naive time (K1), and an
@@ -82,7 +83,7 @@ def _time_ns(value, what: str, line: int) -> int:
 
 
 def read_spans(text: str) -> list[Span]:
-    """Spec 2.2: str.splitlines, skip blank lines, one JSON object per line."""
+    """docs/rules.md#span-records: str.splitlines, skip blank lines, one JSON object per line."""
     spans = []
     for line_no, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -164,8 +165,9 @@ def _assert_no_reachable_cycle(root: Span, children: dict[str, list[Span]]) -> N
 
 
 def descendants_of(root: Span, spans: list[Span]) -> list[Span]:
-    """Spec 6.1: explicit stack; a popped node appends all its children (file order) to the
-    output and pushes them; the last pushed is popped next. Copies are visited once per path."""
+    """docs/rules.md#span-tree: explicit stack; a popped node appends all its children (file
+    order) to the output and pushes them; the last pushed is popped next. Copies are visited
+    once per path."""
     children = _children_by_parent(spans)
     _assert_no_reachable_cycle(root, children)
     out: list[Span] = []
@@ -201,7 +203,8 @@ def _envelope_lists(envelope) -> tuple[list, list]:
 
 
 def grounded_on_values(value):
-    """Spec 6.5: values under `grounded_on` keys, document order, not descending into them."""
+    """docs/rules.md#grounded-references: values under `grounded_on` keys, document order, not
+    descending into them."""
     if isinstance(value, dict):
         for key, item in value.items():
             if key == "grounded_on":
@@ -414,7 +417,7 @@ def lint_files(spans_path, envelope_path) -> Report:
 
 
 def summary(report: Report) -> str:
-    """Spec 6.8: the grounding.txt text without its final newline."""
+    """docs/rules.md#grounding-text: the grounding.txt text without its final newline."""
     label = report.mode or "unknown mode"
     if report.passed:
         return (f"grounding: passed [{label}] ({report.retrieval_count} retrieval, "

@@ -1,6 +1,8 @@
-"""Reference source check (spec section 5), written from the spec alone (no groundwork imports).
+"""Reference source check (docs/rules.md#source-check), written from the description alone (no
+groundwork imports).
 
-``load_sources`` raises ``ConfigError`` with the exact texts of spec 5.1; ``check`` raises
+``load_sources`` raises ``ConfigError`` with the exact texts of
+docs/rules.md#sources-configuration; ``check`` raises
 ``Uncheckable`` where the workbench's source check would crash (C5: a list/object
 ``grounding_mode``; a truthy non-list ``evidence`` or a non-object evidence element, C2).
 """
@@ -52,7 +54,8 @@ class SourceReport:
 
 
 def _records(text: str) -> list:
-    """Spec 5.2: a JSON array if the text starts with `[` after leading whitespace, else JSON Lines."""
+    """docs/rules.md#source-copies: a JSON array if the text starts with `[` after leading
+    whitespace, else JSON Lines."""
     if text.lstrip().startswith("["):
         return json.loads(text)
     return [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -99,7 +102,7 @@ def load_sources(yaml_path) -> Copies:
 
 
 def check(envelope, copies: Copies) -> SourceReport:
-    """Spec 5.4, item by item."""
+    """docs/rules.md#source-check, item by item."""
     if not isinstance(envelope, dict):
         raise Uncheckable("envelope is not a JSON object")
     mode = envelope.get("grounding_mode")
@@ -140,7 +143,7 @@ def check(envelope, copies: Copies) -> SourceReport:
 
 
 def summary(report: SourceReport) -> str:
-    """Spec 5.5: the sources.txt text without its final newline."""
+    """docs/rules.md#sources-text: the sources.txt text without its final newline."""
     text = f"sources: {report.verified} verified, {len(report.unresolved)} unresolved"
     if report.unresolved:
         text += " (no independent copy: " + ", ".join(report.unresolved) + ")"
