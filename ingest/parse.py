@@ -18,7 +18,6 @@ from groundwork.core.jsontext import (
     decode_utf8,
     has_lone_surrogate,
     iso_to_us_opt,
-    loads,
     may_hold_surrogate,
     needs_exact_bytes,
     parse,
@@ -231,8 +230,3 @@ def file_rows(listing: RunListing) -> list[tuple]:
 
 def issue_rows(issues: Issues, ingest_id: int | None, inv: str | None) -> list[tuple]:
     return [(ingest_id, inv, path, line, kind, message, effect) for path, line, kind, message, effect in issues.items]
-
-
-def parse_json_line(line: str):
-    """One JSON line exactly as json.loads reads it (exposed for the index reader)."""
-    return loads(line)

@@ -79,7 +79,6 @@ COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
 # tables holding the contents of one run (replaced whole when the run is reloaded)
 RUN_TABLES = ("runs", "spans", "payload_refs", "evidence", "delegations", "run_files", "ingest_issues")
 
-INDEX = {t: {name: i for i, (name, _) in enumerate(cols)} for t, cols in COLUMNS.items()}
 SCHEMAS = {t: pa.schema(cols) for t, cols in COLUMNS.items()}
 
 
