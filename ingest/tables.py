@@ -1,7 +1,9 @@
 """Column lists of the ingest tables (sql/schema.sql is the DDL; tests check the two agree).
 
-Rows are plain tuples in the column order below; ``RowSet`` gathers them per table and turns
-them into Arrow tables for ``INSERT INTO t (cols) SELECT cols FROM arrow``.
+Rows are plain tuples, each kind with the names of its columns in its own order (``spans.FIELDS``,
+``envelope.EVIDENCE_FIELDS``, ...: defined where the rows are built); ``RowSet`` gathers them per
+table and ``to_arrow`` turns them into Arrow tables by column name, for
+``INSERT INTO t (cols) SELECT cols FROM arrow``.
 """
 
 from __future__ import annotations
@@ -83,31 +85,47 @@ SCHEMAS = {t: pa.schema(cols) for t, cols in COLUMNS.items()}
 
 
 class RowSet:
-    """Rows per table, as tuples in COLUMNS order."""
+    """Rows per table (tuples) and the names of their columns (``fields``, one tuple per table)."""
 
-    __slots__ = ("rows",)
+    __slots__ = ("rows", "fields")
 
     def __init__(self):
         self.rows: dict[str, list[tuple]] = {t: [] for t in RUN_TABLES}
+        self.fields: dict[str, tuple[str, ...]] = {}
+
+    def put(self, table: str, fields: tuple[str, ...], rows: list[tuple]) -> None:
+        """Add ``rows`` to ``table``; ``fields`` names their columns in order."""
+        if rows:
+            if self.fields.setdefault(table, fields) != fields:
+                raise ValueError(f"{table} rows with columns {fields} joined to rows with {self.fields[table]}")
+            self.rows.setdefault(table, []).extend(rows)
 
     def extend(self, other: "RowSet") -> None:
         for t, rows in other.rows.items():
-            if rows:
-                self.rows.setdefault(t, []).extend(rows)
+            self.put(t, other.fields.get(t, ()), rows)
 
     def count(self) -> int:
         return sum(len(r) for r in self.rows.values())
 
     def arrow(self, table: str) -> pa.Table:
-        return to_arrow(table, self.rows.get(table, []))
+        return to_arrow(table, self.rows.get(table, []), self.fields.get(table, ()))
 
 
-def to_arrow(table: str, rows: list[tuple]) -> pa.Table:
-    cols = COLUMNS[table]
+_checked: set[tuple[str, tuple[str, ...]]] = set()
+
+
+def to_arrow(table: str, rows: list[tuple], fields: tuple[str, ...]) -> pa.Table:
+    """The Arrow table of ``rows``, whose columns ``fields`` names in order (any order: each goes
+    to its column by name; the fields must be exactly the table's columns)."""
     if not rows:
         return SCHEMAS[table].empty_table()
-    columns = list(zip(*rows))
-    return pa.Table.from_arrays([pa.array(columns[i], type=typ) for i, (_, typ) in enumerate(cols)],
+    if (table, fields) not in _checked:
+        names = [name for name, _ in COLUMNS[table]]
+        if len(fields) != len(names) or set(fields) != set(names):
+            raise ValueError(f"{table} rows have the columns {fields}; the table has {tuple(names)}")
+        _checked.add((table, fields))
+    columns = dict(zip(fields, zip(*rows)))
+    return pa.Table.from_arrays([pa.array(columns[name], type=typ) for name, typ in COLUMNS[table]],
                                 schema=SCHEMAS[table])
 
 
