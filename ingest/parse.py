@@ -54,6 +54,9 @@ _run_tuple = operator.itemgetter(*_RUN_COLS)
 # the columns of file_rows() and issue_rows(), in their tuples' order
 FILE_FIELDS = ("invocation_id", "file_name", "size", "mtime_ns", "sha256")
 ISSUE_FIELDS = ("ingest_id", "invocation_id", "path", "line", "kind", "message", "effect")
+# the column names of the rows parse_run and failed_run give each table
+ROW_FIELDS = {"runs": _RUN_COLS, "spans": spans.FIELDS, "payload_refs": PAYLOAD_FIELDS, "evidence": EVIDENCE_FIELDS,
+              "delegations": DELEGATION_FIELDS, "run_files": FILE_FIELDS, "ingest_issues": ISSUE_FIELDS}
 
 
 def _check_surrogates(raw: bytes, value, path: str, issues: Issues) -> None:
@@ -124,7 +127,7 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
     rel = (run_path if run_path is not None else inv)
     prefix = rel + "/" if rel else ""
     issues = Issues()
-    out = RowSet()
+    out = RowSet(ROW_FIELDS)
     run = dict.fromkeys(_RUN_COLS)
     run.update(invocation_id=inv, run_path=rel, ingest_id=ingest_id, missing=False,
                evidence_count=0, delegation_count=0, span_count=0, parser_version=PARSER_VERSION,
@@ -161,7 +164,7 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
                                  needs_exact_bytes(f.data), may_hold_surrogate(f.data), try_native=False)
         rows, fmt, records = parsed
         check_cycles(records, spath, issues)
-        out.put("spans", spans.FIELDS, rows)
+        out.rows["spans"] = rows
         run["span_format"] = fmt
         run["span_count"] = len(rows)
 
@@ -181,9 +184,7 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
         run.update(envelope_columns(env, inv, epath, issues, inv if folder_check else None, fast))
         payload, evidence, delegations = payload_rows(env, inv, fast), evidence_rows(env, inv, fast), delegation_rows(env, inv)
     if got is not None or present:
-        out.put("payload_refs", PAYLOAD_FIELDS, payload)
-        out.put("evidence", EVIDENCE_FIELDS, evidence)
-        out.put("delegations", DELEGATION_FIELDS, delegations)
+        out.rows["payload_refs"], out.rows["evidence"], out.rows["delegations"] = payload, evidence, delegations
 
     # request.json — not read by either check; gives the input hash (spec 4.3)
     rpath = prefix + REQUEST
@@ -207,9 +208,9 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
     run["unverifiable_reason"] = reason(issues.verify_blockers)
     run["files_fingerprint"] = files_fp or listing.files_fingerprint()
     run["content_fingerprint"] = listing.content_fingerprint()
-    out.put("runs", _RUN_COLS, [_run_tuple(run)])
-    out.put("run_files", FILE_FIELDS, file_rows(listing))
-    out.put("ingest_issues", ISSUE_FIELDS, issue_rows(issues, ingest_id, inv))
+    out.rows["runs"] = [_run_tuple(run)]
+    out.rows["run_files"] = file_rows(listing)
+    out.rows["ingest_issues"] = issue_rows(issues, ingest_id, inv)
     return out, issues
 
 
@@ -225,10 +226,10 @@ def failed_run(listing: RunListing, ingest_id: int | None, exc: BaseException) -
                unverifiable_reason=reason(issues.verify_blockers), evidence_count=0, delegation_count=0,
                span_count=0, parser_version=PARSER_VERSION, files_fingerprint=listing.files_fingerprint(),
                content_fingerprint=listing.content_fingerprint())
-    out = RowSet()
-    out.put("runs", _RUN_COLS, [_run_tuple(run)])
-    out.put("run_files", FILE_FIELDS, file_rows(listing))
-    out.put("ingest_issues", ISSUE_FIELDS, issue_rows(issues, ingest_id, listing.name))
+    out = RowSet(ROW_FIELDS)
+    out.rows["runs"] = [_run_tuple(run)]
+    out.rows["run_files"] = file_rows(listing)
+    out.rows["ingest_issues"] = issue_rows(issues, ingest_id, listing.name)
     return out
 
 

@@ -89,20 +89,24 @@ class RowSet:
 
     __slots__ = ("rows", "fields")
 
-    def __init__(self):
+    def __init__(self, fields: dict[str, tuple[str, ...]] | None = None):
+        """``fields``: the column names of the rows each table will hold, in their order."""
         self.rows: dict[str, list[tuple]] = {t: [] for t in RUN_TABLES}
-        self.fields: dict[str, tuple[str, ...]] = {}
-
-    def put(self, table: str, fields: tuple[str, ...], rows: list[tuple]) -> None:
-        """Add ``rows`` to ``table``; ``fields`` names their columns in order."""
-        if rows:
-            if self.fields.setdefault(table, fields) != fields:
-                raise ValueError(f"{table} rows with columns {fields} joined to rows with {self.fields[table]}")
-            self.rows.setdefault(table, []).extend(rows)
+        self.fields: dict[str, tuple[str, ...]] = dict(fields) if fields else {}
 
     def extend(self, other: "RowSet") -> None:
+        known = self.fields
         for t, rows in other.rows.items():
-            self.put(t, other.fields.get(t, ()), rows)
+            if rows:
+                fields = other.fields.get(t, ())
+                if known.setdefault(t, fields) is not fields:
+                    self._same_fields(t, fields)
+                self.rows.setdefault(t, []).extend(rows)
+
+    def _same_fields(self, table: str, fields: tuple[str, ...]) -> None:
+        known = self.fields.setdefault(table, fields)
+        if known is not fields and known != fields:
+            raise ValueError(f"{table} rows with columns {fields} joined to rows with {known}")
 
     def count(self) -> int:
         return sum(len(r) for r in self.rows.values())
