@@ -231,7 +231,7 @@ def median_step(runs: list[dict], key: str = "wall", samples: str = "walls") -> 
 
 
 # The optional C extensions (pyproject.toml ext-modules); GROUNDWORK_NATIVE=off disables them all.
-NATIVE_MODULES = ("groundwork.ingest._spans_native", "groundwork.ingest._envelope_native", "groundwork.ingest._scan_native", "groundwork.core._canonical_native")
+NATIVE_MODULES = ("groundwork.ingest._spans_native", "groundwork.ingest._envelope_native", "groundwork.core._canonical_native")
 
 
 def machine() -> dict:

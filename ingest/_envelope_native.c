@@ -1,11 +1,18 @@
 /* envelope.json / request.json in C: the optional fast path of ingest.parse (see ingest/envelope.py).
  *
+ *   configure(run_columns, payload_fields, evidence_fields, delegation_fields, registered,
+ *             projected, projection_fields, withheld_type) -- once, by ingest/parse.py at load
  *   envelope(data, inv, folder_check, iso_to_us_opt, sha256)
- *       -> (run_columns, payload_rows, evidence_rows, delegation_rows), or None ("decline")
+ *       -> (run_values, payload_rows, evidence_rows, delegation_rows), or None ("decline")
  *   request(data, iso_to_us_opt, sha256) -> (request_json, input_hash, issued_at), or None
  *
- * run_columns are the values of envelope_columns() in its key order (ENVELOPE_COLUMNS in
- * ingest/envelope.py); the row lists are payload_rows(), evidence_rows() and delegation_rows().
+ * The constants come from where Python defines them once: the column names of the runs values
+ * and of each row kind, in their order (ingest/envelope.py ENVELOPE_COLUMNS, PAYLOAD_FIELDS,
+ * EVIDENCE_FIELDS, DELEGATION_FIELDS), the registered canonicalisations, the projected one and
+ * its fields (groundwork/core/canonical.py REGISTERED, PROJECTED, FAIRSHARING_FIELDS) and the
+ * problem type of a withheld payload (envelope.WITHHELD_TYPE). configure raises ValueError unless
+ * each row holds exactly the columns this file fills; values go where those names put them. The
+ * rows are then payload_rows(), evidence_rows() and delegation_rows() of ingest/envelope.py.
  * Everything is EXACTLY what the Python path gives for the same bytes, or the call declines and
  * the Python path runs. It declines whenever the input is outside the clean common case:
  *
@@ -40,6 +47,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "canonical_json.h" /* the canonical writer's parts, shared with groundwork/core/_canonical_native.c */
+#include "_native_config.h"
+
 #define MAX_DEPTH 64
 #define MAX_DOC (64 * 1024 * 1024)
 
@@ -57,10 +67,7 @@ typedef struct {
     int32_t sorted;         /* OBJ: offset in idx of its members in key order */
 } Node;
 
-typedef struct {
-    char *p;
-    Py_ssize_t len, cap;
-} Buf;
+typedef CJBuf Buf;
 
 typedef struct {
     const unsigned char *s, *end;
@@ -99,32 +106,10 @@ grow(void **mem, Py_ssize_t *cap, Py_ssize_t len, Py_ssize_t n, size_t size, Py_
     return 0;
 }
 
-static inline int
-buf_reserve(Buf *b, Py_ssize_t n)
-{
-    return grow((void **)&b->p, &b->cap, b->len, n, 1, 1024, PY_SSIZE_T_MAX / 2);
-}
-
-static inline int
-buf_put(Buf *b, const char *s, Py_ssize_t n)
-{
-    if (buf_reserve(b, n) < 0)
-        return -1;
-    memcpy(b->p + b->len, s, (size_t)n);
-    b->len += n;
-    return 0;
-}
-
-static inline int
-buf_putc(Buf *b, char c)
-{
-    if (b->len >= b->cap && buf_reserve(b, 1) < 0)
-        return -1;
-    b->p[b->len++] = c;
-    return 0;
-}
-
-#define PUTS(b, lit) buf_put((b), (lit), (Py_ssize_t)(sizeof(lit) - 1))
+#define buf_reserve cj_reserve
+#define buf_put cj_put
+#define buf_putc cj_putc
+#define PUTS CJ_PUTS
 
 /* ---------------------------------------------------------------------------------- parser */
 
@@ -351,7 +336,7 @@ parse_number(P *p, int32_t node)
         return FAIL(p);
     if (!isfinite(x) || (x != 0.0 && fabs(x) < 1e-4) || fabs(x) >= 1e16)
         return DECLINE;
-    char *r = PyOS_double_to_string(x, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+    char *r = cj_float_repr(x);
     if (r == NULL)
         return FAIL(p);
     size_t rl = strlen(r);
@@ -372,11 +357,7 @@ static inline int
 key_cmp(P *p, int32_t a, int32_t b)
 {
     Node *x = &p->nodes[a], *y = &p->nodes[b];
-    int32_t n = x->klen < y->klen ? x->klen : y->klen;
-    int c = memcmp(p->pool.p + x->koff, p->pool.p + y->koff, (size_t)n);
-    if (c)
-        return c;
-    return (x->klen > y->klen) - (x->klen < y->klen);
+    return cj_key_cmp(p->pool.p + x->koff, x->klen, p->pool.p + y->koff, y->klen);
 }
 
 /* merge sort of v[0..n) by key, tmp holds n entries */
@@ -586,7 +567,7 @@ static void
 p_free(P *p)
 {
     PyMem_Free(p->nodes);
-    PyMem_Free(p->pool.p);
+    cj_free(&p->pool);
     PyMem_Free(p->idx);
 }
 
@@ -594,15 +575,15 @@ p_free(P *p)
 
 enum { COMPACT, DUMPS, CANON };
 
-static const char HEX[] = "0123456789abcdef";
-
 static int
 put_u(Buf *b, unsigned cp)
 {
-    char e[6] = {'\\', 'u', HEX[(cp >> 12) & 15], HEX[(cp >> 8) & 15], HEX[(cp >> 4) & 15], HEX[cp & 15]};
+    char e[6] = {'\\', 'u', CJ_HEX[(cp >> 12) & 15], CJ_HEX[(cp >> 8) & 15], CJ_HEX[(cp >> 4) & 15], CJ_HEX[cp & 15]};
     return buf_put(b, e, 6);
 }
 
+/* A string of the pool (valid UTF-8). COMPACT and CANON: canonical_json.h's string (orjson
+ * writes strings alike); DUMPS (ascii): the same escapes, and 0x7F and above as \uxxxx. */
 static int
 write_str(Buf *b, const char *s, Py_ssize_t n, uint8_t flags, int ascii)
 {
@@ -615,31 +596,28 @@ write_str(Buf *b, const char *s, Py_ssize_t n, uint8_t flags, int ascii)
         b->p[b->len++] = '"';
         return 0;
     }
+    if (!ascii)
+        return cj_write_utf8(b, s, n);
     if (buf_putc(b, '"') < 0)
         return -1;
     const unsigned char *u = (const unsigned char *)s, *end = u + n;
     while (u < end) {
         unsigned c = *u;
-        if (c >= 0x20 && c != '"' && c != '\\' && (c < 0x7f || !ascii)) {
+        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x7f) {
             if (buf_putc(b, (char)c) < 0)
                 return -1;
             u++;
             continue;
         }
         int rc;
-        switch (c) {
-        case '"': rc = PUTS(b, "\\\""); break;
-        case '\\': rc = PUTS(b, "\\\\"); break;
-        case '\b': rc = PUTS(b, "\\b"); break;
-        case '\f': rc = PUTS(b, "\\f"); break;
-        case '\n': rc = PUTS(b, "\\n"); break;
-        case '\r': rc = PUTS(b, "\\r"); break;
-        case '\t': rc = PUTS(b, "\\t"); break;
-        default:
-            if (c < 0x80) {   /* other controls, 0x7F under ensure_ascii */
-                rc = put_u(b, c);
-                break;
-            }
+        if (c < 0x7f) {   /* an escape of the canonical form */
+            if (buf_reserve(b, 6) < 0)
+                return -1;
+            b->len = cj_escape(b->p + b->len, c) - b->p;
+            rc = 0;
+        } else if (c == 0x7f) {
+            rc = put_u(b, c);
+        } else {
             /* valid UTF-8 written by parse_string */
             unsigned cp;
             int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
@@ -683,7 +661,7 @@ write_value(P *p, Buf *b, int32_t i, int form)
         if (buf_putc(b, '[') < 0)
             return -1;
         for (int32_t c = n->first; c >= 0; c = p->nodes[c].next) {
-            if (c != n->first && (form == DUMPS ? PUTS(b, ", ") : buf_putc(b, ',')) < 0)
+            if (c != n->first && (form == DUMPS ? PUTS(b, ", ") : buf_putc(b, CJ_ITEM_SEP)) < 0)
                 return -1;
             if (write_value(p, b, c, form) < 0)
                 return -1;
@@ -697,12 +675,12 @@ write_value(P *p, Buf *b, int32_t i, int form)
         int32_t sorted = n->sorted;
         for (int32_t k = 0; k < count; k++) {
             int32_t m = form == CANON ? p->idx[sorted + k] : c;
-            if (k && (form == DUMPS ? PUTS(b, ", ") : buf_putc(b, ',')) < 0)
+            if (k && (form == DUMPS ? PUTS(b, ", ") : buf_putc(b, CJ_ITEM_SEP)) < 0)
                 return -1;
             Node *mn = &p->nodes[m];
             if (write_str(b, p->pool.p + mn->koff, mn->klen, mn->kflags, form == DUMPS) < 0)
                 return -1;
-            if ((form == DUMPS ? PUTS(b, ": ") : buf_putc(b, ':')) < 0)
+            if ((form == DUMPS ? PUTS(b, ": ") : buf_putc(b, CJ_KEY_SEP)) < 0)
                 return -1;
             if (write_value(p, b, m, form) < 0)
                 return -1;
@@ -712,6 +690,54 @@ write_value(P *p, Buf *b, int32_t i, int form)
     }
     }
 }
+
+/* -------------------------------------------------------------------- the configuration */
+
+/* The values each row holds (their names: the *_NAMES tables; their positions: configure()). */
+enum {
+    R_ENVELOPE_ID, R_AGENT_ID, R_AGENT_VERSION, R_COMPLETED_AT, R_MODE, R_MODE_JSON, R_MODE_TRUTHY,
+    R_OUTCOME_STATUS, R_SUCCEEDED, R_PROBLEM_TYPE, R_WITHHELD, R_PAYLOAD_TYPE, R_HAS_SCHEMA_CLASS,
+    R_SCHEMA_CLASS_JSON, R_HAS_GROUNDED_ON, R_EVIDENCE_COUNT, R_DELEGATION_COUNT, R_CONVERSATION_ID,
+    R_PARENT_ID, R_TRACE_ID, R_ENVELOPE_HASH, R_ENVELOPE_JSON, N_RUN
+};
+static const char *const RUN_NAMES[N_RUN] = {
+    "envelope_invocation_id", "agent_id", "agent_version", "completed_at", "grounding_mode",
+    "grounding_mode_json", "grounding_mode_truthy", "outcome_status", "succeeded", "problem_type",
+    "withheld", "payload_type", "payload_has_schema_class", "payload_schema_class_json",
+    "payload_has_grounded_on", "evidence_count", "delegation_count", "conversation_id",
+    "parent_invocation_id", "telemetry_trace_id", "envelope_hash", "envelope_json"};
+enum { P_INV, P_ORD, P_PATH, P_KIND, P_SOURCE_ID, P_CONTENT_HASH, P_VALUE_JSON, N_PAYLOAD };
+static const char *const PAYLOAD_NAMES[N_PAYLOAD] = {
+    "invocation_id", "ord", "path", "kind", "source_id", "content_hash", "value_json"};
+enum {
+    V_INV, V_ORD, V_SOURCE_ID, V_SOURCE_ID_JSON, V_CONTENT_HASH, V_CANON, V_CANON_JSON, V_SNAPSHOT_REF,
+    V_SOURCE_URI, V_RETRIEVED_AT, V_HASH_ALGORITHM, V_CONTENT_TYPE, V_CONTENT_JSON, V_COMPUTED_HASH,
+    V_CANONICAL_ERROR, V_ITEM_TYPE, V_ITEM_JSON, V_SNAPSHOT_REF_JSON, N_EVIDENCE
+};
+static const char *const EVIDENCE_NAMES[N_EVIDENCE] = {
+    "invocation_id", "ord", "source_id", "source_id_json", "content_hash", "canonicalisation",
+    "canonicalisation_json", "snapshot_ref", "source_uri", "retrieved_at", "hash_algorithm",
+    "content_type", "content_json", "computed_hash", "canonical_error", "item_type", "item_json",
+    "snapshot_ref_json"};
+enum { D_INV, D_ORD, D_ID, D_CONTENT_HASH, D_AGENT_ID, D_AGENT_VERSION, D_STATUS, N_DELEGATION };
+static const char *const DELEGATION_NAMES[N_DELEGATION] = {
+    "invocation_id", "ord", "delegated_invocation_id", "content_hash", "delegated_agent_id",
+    "delegated_agent_version", "delegated_status"};
+
+#define MAX_NAMES 64
+
+/* set by configure(); CONFIG keeps the str objects the pointers below point into */
+static int CONFIGURED;
+static PyObject *CONFIG;
+static Py_ssize_t RUN_POS[N_RUN], PAYLOAD_POS[N_PAYLOAD], EVIDENCE_POS[N_EVIDENCE], DELEGATION_POS[N_DELEGATION];
+typedef struct {
+    const char *s;
+    Py_ssize_t n;
+} Text;
+static Text REGISTERED[MAX_NAMES], PROJECTED, WITHHELD;
+static int N_REGISTERED;
+static Text PROJECTION[MAX_NAMES]; /* the projection's fields in key order */
+static int N_PROJECTION;
 
 /* ------------------------------------------------------------------------ Python values */
 
@@ -855,18 +881,11 @@ static int
 item_cmp(const void *a, const void *b)
 {
     const Item *x = a, *y = b;
-    Py_ssize_t n = x->n < y->n ? x->n : y->n;
-    int r = memcmp(x->s, y->s, (size_t)n);
-    if (r)
-        return r;
-    return (x->n > y->n) - (x->n < y->n);
+    return cj_key_cmp(x->s, x->n, y->s, y->n);   /* str order = UTF-8 byte order */
 }
 
-/* json-sorted-utf8-v1: canonical bytes of project_fairsharing(record); 1 = declined */
-static const char *const FAIRSHARING_SORTED[] = {
-    "abbreviation", "description", "doi", "domains", "fairsharing_id", "name", "record_type", "status",
-    "subjects"};
-
+/* the projected canonicalisation (json-sorted-utf8-v1): canonical bytes of
+ * canonical.project_fairsharing(record); 1 = declined */
 static int
 fairsharing_bytes(Ctx *c, int32_t rec)
 {
@@ -875,11 +894,11 @@ fairsharing_bytes(Ctx *c, int32_t rec)
     b->len = 0;
     if (buf_putc(b, '{') < 0)
         return -1;
-    for (size_t f = 0; f < sizeof(FAIRSHARING_SORTED) / sizeof(FAIRSHARING_SORTED[0]); f++) {
-        const char *key = FAIRSHARING_SORTED[f];
-        if (f && buf_putc(b, ',') < 0)
+    for (int f = 0; f < N_PROJECTION; f++) {
+        const char *key = PROJECTION[f].s;
+        if (f && buf_putc(b, CJ_ITEM_SEP) < 0)
             return -1;
-        if (buf_putc(b, '"') < 0 || buf_put(b, key, (Py_ssize_t)strlen(key)) < 0 || PUTS(b, "\":") < 0)
+        if (cj_write_utf8(b, key, PROJECTION[f].n) < 0 || buf_putc(b, CJ_KEY_SEP) < 0)
             return -1;
         int32_t v = get(p, rec, key);
         if (v < 0) {
@@ -922,7 +941,7 @@ fairsharing_bytes(Ctx *c, int32_t rec)
             rc = buf_putc(b, '[');
             for (int32_t j = 0; j < k && rc == 0; j++) {
                 if (j)
-                    rc = buf_putc(b, ',');
+                    rc = buf_putc(b, CJ_ITEM_SEP);
                 if (rc == 0)
                     rc = write_str(b, items[j].s, items[j].n, items[j].flags, 0);
             }
@@ -1047,9 +1066,11 @@ iso_of(Ctx *c, int32_t i)
 
 /* ------------------------------------------------------------------------------- rows */
 
-/* Fill a new tuple from NULL-terminated-by-count new references; any NULL = error or decline. */
+
+/* A new tuple holding the n new references v[k] at positions pos[k] (pos NULL: in order);
+ * any NULL = error or decline (all of v released). */
 static PyObject *
-pack(Py_ssize_t n, PyObject **v)
+pack(Py_ssize_t n, PyObject **v, const Py_ssize_t *pos)
 {
     PyObject *t = NULL;
     for (Py_ssize_t k = 0; k < n; k++)
@@ -1059,7 +1080,7 @@ pack(Py_ssize_t n, PyObject **v)
     if (t == NULL)
         goto fail;
     for (Py_ssize_t k = 0; k < n; k++)
-        PyTuple_SET_ITEM(t, k, v[k]);
+        PyTuple_SET_ITEM(t, pos != NULL ? pos[k] : k, v[k]);
     return t;
 fail:
     for (Py_ssize_t k = 0; k < n; k++)
@@ -1119,16 +1140,16 @@ static int
 emit_found(Ctx *c, PyObject *rows, Buf *path, int32_t v)
 {
     P *p = &c->p;
-    PyObject *vals[7];
+    PyObject *vals[N_PAYLOAD];
     if (p->nodes[v].type != T_ARR) {
-        vals[0] = newref(c->inv);
-        vals[1] = PyLong_FromSsize_t(PyList_GET_SIZE(rows));
-        vals[2] = str_from(path->p, path->len, 0);
-        vals[3] = newref(S_NOT_LIST);
-        vals[4] = newref(Py_None);
-        vals[5] = newref(Py_None);
-        vals[6] = dumps(c, v, DUMPS);
-        return append_row(rows, pack(7, vals));
+        vals[P_INV] = newref(c->inv);
+        vals[P_ORD] = PyLong_FromSsize_t(PyList_GET_SIZE(rows));
+        vals[P_PATH] = str_from(path->p, path->len, 0);
+        vals[P_KIND] = newref(S_NOT_LIST);
+        vals[P_SOURCE_ID] = newref(Py_None);
+        vals[P_CONTENT_HASH] = newref(Py_None);
+        vals[P_VALUE_JSON] = dumps(c, v, DUMPS);
+        return append_row(rows, pack(N_PAYLOAD, vals, PAYLOAD_POS));
     }
     Py_ssize_t i = 0, save = path->len;
     for (int32_t e = p->nodes[v].first; e >= 0; e = p->nodes[e].next, i++) {
@@ -1137,14 +1158,14 @@ emit_found(Ctx *c, PyObject *rows, Buf *path, int32_t v)
             return -1;
         int32_t sid = get(p, e, "source_id"), ch = get(p, e, "content_hash");
         int ref = sid >= 0 && ch >= 0 && p->nodes[sid].type == T_STR && p->nodes[ch].type == T_STR;
-        vals[0] = newref(c->inv);
-        vals[1] = PyLong_FromSsize_t(PyList_GET_SIZE(rows));
-        vals[2] = str_from(path->p, path->len, 0);
-        vals[3] = newref(ref ? S_REF : S_MALFORMED);
-        vals[4] = ref ? vstr(p, sid) : newref(Py_None);
-        vals[5] = ref ? vstr(p, ch) : newref(Py_None);
-        vals[6] = dumps(c, e, DUMPS);
-        if (append_row(rows, pack(7, vals)) < 0)
+        vals[P_INV] = newref(c->inv);
+        vals[P_ORD] = PyLong_FromSsize_t(PyList_GET_SIZE(rows));
+        vals[P_PATH] = str_from(path->p, path->len, 0);
+        vals[P_KIND] = newref(ref ? S_REF : S_MALFORMED);
+        vals[P_SOURCE_ID] = ref ? vstr(p, sid) : newref(Py_None);
+        vals[P_CONTENT_HASH] = ref ? vstr(p, ch) : newref(Py_None);
+        vals[P_VALUE_JSON] = dumps(c, e, DUMPS);
+        if (append_row(rows, pack(N_PAYLOAD, vals, PAYLOAD_POS)) < 0)
             return -1;
     }
     path->len = save;
@@ -1183,7 +1204,15 @@ walk(Ctx *c, PyObject *rows, Buf *path, int32_t node)
     return 0;
 }
 
-static const char WITHHELD[] = "https://w3id.org/data-director/problems/grounding-violation";
+/* one of the registered canonicalisations */
+static int
+registered(P *p, int32_t i)
+{
+    for (int k = 0; k < N_REGISTERED; k++)
+        if (str_eq(p, i, REGISTERED[k].s, REGISTERED[k].n))
+            return 1;
+    return 0;
+}
 
 static PyObject *
 evidence_row(Ctx *c, int32_t ev, Py_ssize_t i)
@@ -1194,13 +1223,12 @@ evidence_row(Ctx *c, int32_t ev, Py_ssize_t i)
     int has_content = content >= 0 && p->nodes[content].type != T_NULL;
     PyObject *computed;
     if (content >= 0 && p->nodes[content].type == T_OBJ) {
-        if (str_eq(p, canon, "json-sorted-utf8-v1", 19)) {
+        if (str_eq(p, canon, PROJECTED.s, PROJECTED.n)) {
             int rc = fairsharing_bytes(c, content);
             if (rc != 0)
                 return NULL;   /* error, or declined (no exception) */
             computed = hash_buf(c);
-        } else if (str_eq(p, canon, "dd-envelope-json-v1", 19) || str_eq(p, canon, "dd-input-json-v1", 16)
-                   || str_eq(p, canon, "dd-json-document-v1", 19)) {
+        } else if (registered(p, canon)) {
             computed = canonical_hash(c, content);
         } else {
             return NULL;   /* unknown canonicalisation: the Python path stores its error text */
@@ -1210,29 +1238,27 @@ evidence_row(Ctx *c, int32_t ev, Py_ssize_t i)
     } else {
         computed = newref(Py_None);
     }
-    PyObject *v[18];
-    v[0] = newref(c->inv);
-    v[1] = PyLong_FromSsize_t(i);
-    v[2] = vstr(p, sid);
-    v[3] = dumps(c, sid, DUMPS);
-    v[4] = vstr(p, get(p, ev, "content_hash"));
-    v[5] = vstr(p, canon);
-    v[6] = dumps(c, canon, DUMPS);
-    v[7] = vstr(p, snap);
-    v[8] = vstr_opt(p, get(p, ev, "source_uri"));
-    v[9] = vstr_opt(p, get(p, ev, "retrieved_at"));
-    v[10] = vstr_opt(p, get(p, ev, "hash_algorithm"));
-    v[11] = has_content ? json_type(p, content) : newref(Py_None);
-    v[12] = has_content ? dumps(c, content, COMPACT) : newref(Py_None);
-    v[13] = computed;
-    v[14] = newref(Py_None);
-    v[15] = newref(S_OBJECT);
-    v[16] = dumps(c, ev, DUMPS);
-    v[17] = dumps(c, snap, DUMPS);
-    return pack(18, v);
+    PyObject *v[N_EVIDENCE];
+    v[V_INV] = newref(c->inv);
+    v[V_ORD] = PyLong_FromSsize_t(i);
+    v[V_SOURCE_ID] = vstr(p, sid);
+    v[V_SOURCE_ID_JSON] = dumps(c, sid, DUMPS);
+    v[V_CONTENT_HASH] = vstr(p, get(p, ev, "content_hash"));
+    v[V_CANON] = vstr(p, canon);
+    v[V_CANON_JSON] = dumps(c, canon, DUMPS);
+    v[V_SNAPSHOT_REF] = vstr(p, snap);
+    v[V_SOURCE_URI] = vstr_opt(p, get(p, ev, "source_uri"));
+    v[V_RETRIEVED_AT] = vstr_opt(p, get(p, ev, "retrieved_at"));
+    v[V_HASH_ALGORITHM] = vstr_opt(p, get(p, ev, "hash_algorithm"));
+    v[V_CONTENT_TYPE] = has_content ? json_type(p, content) : newref(Py_None);
+    v[V_CONTENT_JSON] = has_content ? dumps(c, content, COMPACT) : newref(Py_None);
+    v[V_COMPUTED_HASH] = computed;
+    v[V_CANONICAL_ERROR] = newref(Py_None);
+    v[V_ITEM_TYPE] = newref(S_OBJECT);
+    v[V_ITEM_JSON] = dumps(c, ev, DUMPS);
+    v[V_SNAPSHOT_REF_JSON] = dumps(c, snap, DUMPS);
+    return pack(N_EVIDENCE, v, EVIDENCE_POS);
 }
-
-#define N_COLS 22
 
 static PyObject *
 envelope_impl(Ctx *c, const char *data, Py_ssize_t n, int folder_check)
@@ -1241,7 +1267,7 @@ envelope_impl(Ctx *c, const char *data, Py_ssize_t n, int folder_check)
     int32_t root = parse_doc(p, data, n);
     if (root < 0)
         return NULL;
-    PyObject *cols[N_COLS] = {NULL};
+    PyObject *cols[N_RUN] = {NULL};
     PyObject *payload = NULL, *evidence = NULL, *delegs = NULL, *result = NULL;
 
     int32_t raw_id = get(p, root, "invocation_id");
@@ -1289,29 +1315,29 @@ envelope_impl(Ctx *c, const char *data, Py_ssize_t n, int folder_check)
     int pay_obj = pay >= 0 && p->nodes[pay].type == T_OBJ;
     int32_t schema = pay_obj ? get(p, pay, "schema_class") : -1;
 
-    cols[0] = vstr(p, raw_id);
-    cols[1] = vstr_nonnull(p, get(p, root, "agent_id"));
-    cols[2] = vstr_nonnull(p, get(p, root, "agent_version"));
-    cols[3] = iso_of(c, get(p, root, "completed_at"));
-    cols[4] = vstr_nonnull(p, mode);
-    cols[5] = dumps(c, mode, DUMPS);
-    cols[6] = newref(truthy(p, mode) ? Py_True : Py_False);
-    cols[7] = outcome_obj ? vstr_opt(p, status) : newref(Py_None);
-    cols[8] = newref(str_eq(p, status, "succeeded", 9) ? Py_True : Py_False);
-    cols[9] = vstr_opt(p, ptype);
-    cols[10] = newref(str_eq(p, ptype, WITHHELD, (Py_ssize_t)sizeof(WITHHELD) - 1) ? Py_True : Py_False);
-    cols[11] = json_type(p, pay);
-    cols[12] = newref(schema >= 0 ? Py_True : Py_False);
-    cols[13] = schema >= 0 ? dumps(c, schema, DUMPS) : newref(Py_None);
-    cols[14] = newref(pay_obj && get(p, pay, "grounded_on") >= 0 ? Py_True : Py_False);
-    cols[15] = PyLong_FromLong(ev_count);
-    cols[16] = PyLong_FromLong(dl_count);
-    cols[17] = vstr_nonnull(p, get(p, root, "conversation_id"));
-    cols[18] = vstr_nonnull(p, get(p, root, "parent_invocation_id"));
-    cols[19] = tele >= 0 && p->nodes[tele].type == T_OBJ ? vstr_nonnull(p, get(p, tele, "trace_id")) : newref(Py_None);
-    cols[20] = canonical_hash(c, root);
-    cols[21] = dumps(c, root, COMPACT);
-    PyObject *row = pack(N_COLS, cols);
+    cols[R_ENVELOPE_ID] = vstr(p, raw_id);
+    cols[R_AGENT_ID] = vstr_nonnull(p, get(p, root, "agent_id"));
+    cols[R_AGENT_VERSION] = vstr_nonnull(p, get(p, root, "agent_version"));
+    cols[R_COMPLETED_AT] = iso_of(c, get(p, root, "completed_at"));
+    cols[R_MODE] = vstr_nonnull(p, mode);
+    cols[R_MODE_JSON] = dumps(c, mode, DUMPS);
+    cols[R_MODE_TRUTHY] = newref(truthy(p, mode) ? Py_True : Py_False);
+    cols[R_OUTCOME_STATUS] = outcome_obj ? vstr_opt(p, status) : newref(Py_None);
+    cols[R_SUCCEEDED] = newref(str_eq(p, status, "succeeded", 9) ? Py_True : Py_False);
+    cols[R_PROBLEM_TYPE] = vstr_opt(p, ptype);
+    cols[R_WITHHELD] = newref(str_eq(p, ptype, WITHHELD.s, WITHHELD.n) ? Py_True : Py_False);
+    cols[R_PAYLOAD_TYPE] = json_type(p, pay);
+    cols[R_HAS_SCHEMA_CLASS] = newref(schema >= 0 ? Py_True : Py_False);
+    cols[R_SCHEMA_CLASS_JSON] = schema >= 0 ? dumps(c, schema, DUMPS) : newref(Py_None);
+    cols[R_HAS_GROUNDED_ON] = newref(pay_obj && get(p, pay, "grounded_on") >= 0 ? Py_True : Py_False);
+    cols[R_EVIDENCE_COUNT] = PyLong_FromLong(ev_count);
+    cols[R_DELEGATION_COUNT] = PyLong_FromLong(dl_count);
+    cols[R_CONVERSATION_ID] = vstr_nonnull(p, get(p, root, "conversation_id"));
+    cols[R_PARENT_ID] = vstr_nonnull(p, get(p, root, "parent_invocation_id"));
+    cols[R_TRACE_ID] = tele >= 0 && p->nodes[tele].type == T_OBJ ? vstr_nonnull(p, get(p, tele, "trace_id")) : newref(Py_None);
+    cols[R_ENVELOPE_HASH] = canonical_hash(c, root);
+    cols[R_ENVELOPE_JSON] = dumps(c, root, COMPACT);
+    PyObject *row = pack(N_RUN, cols, RUN_POS);
     if (row == NULL)
         return NULL;
 
@@ -1321,11 +1347,11 @@ envelope_impl(Ctx *c, const char *data, Py_ssize_t n, int folder_check)
     if (payload == NULL || evidence == NULL || delegs == NULL)
         goto done;
     if (pay >= 0 && p->nodes[pay].type != T_NULL) {
-        Buf path = {NULL, 0, 0};
+        Buf path = {NULL, 0, 0, NULL};
         int rc = buf_putc(&path, '$');
         if (rc == 0)
             rc = walk(c, payload, &path, pay);
-        PyMem_Free(path.p);
+        cj_free(&path);
         if (rc < 0)
             goto done;
     }
@@ -1340,15 +1366,15 @@ envelope_impl(Ctx *c, const char *data, Py_ssize_t n, int folder_check)
         for (int32_t d = p->nodes[dl].first; d >= 0; d = p->nodes[d].next, i++) {
             if (p->nodes[d].type != T_OBJ)
                 continue;
-            PyObject *v[7];
-            v[0] = newref(c->inv);
-            v[1] = PyLong_FromSsize_t(i);
-            v[2] = vstr(p, get(p, d, "delegated_invocation_id"));
-            v[3] = vstr(p, get(p, d, "content_hash"));
-            v[4] = vstr_opt(p, get(p, d, "delegated_agent_id"));
-            v[5] = vstr_opt(p, get(p, d, "delegated_agent_version"));
-            v[6] = vstr_opt(p, get(p, d, "delegated_status"));
-            if (append_row(delegs, pack(7, v)) < 0)
+            PyObject *v[N_DELEGATION];
+            v[D_INV] = newref(c->inv);
+            v[D_ORD] = PyLong_FromSsize_t(i);
+            v[D_ID] = vstr(p, get(p, d, "delegated_invocation_id"));
+            v[D_CONTENT_HASH] = vstr(p, get(p, d, "content_hash"));
+            v[D_AGENT_ID] = vstr_opt(p, get(p, d, "delegated_agent_id"));
+            v[D_AGENT_VERSION] = vstr_opt(p, get(p, d, "delegated_agent_version"));
+            v[D_STATUS] = vstr_opt(p, get(p, d, "delegated_status"));
+            if (append_row(delegs, pack(N_DELEGATION, v, DELEGATION_POS)) < 0)
                 goto done;
         }
     }
@@ -1371,9 +1397,97 @@ get_bytes(PyObject *o, const char **s, Py_ssize_t *n)
     return 0;
 }
 
+/* s (a str) as UTF-8 into *t; -1 with an exception set */
+static int
+text_of(PyObject *s, Text *t)
+{
+    t->s = PyUnicode_AsUTF8AndSize(s, &t->n);
+    return t->s == NULL ? -1 : 0;
+}
+
+static int
+text_cmp(const void *a, const void *b)
+{
+    const Text *x = a, *y = b;
+    return cj_key_cmp(x->s, x->n, y->s, y->n);
+}
+
+/* configure(...): see the top of this file. Everything is checked before anything changes, so a
+ * failed call leaves the previous configuration. */
+static PyObject *
+configure(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "configure(run_columns, payload_fields, evidence_fields, delegation_fields, "
+                        "registered, projected, projection_fields, withheld_type) takes 8 arguments");
+        return NULL;
+    }
+    Py_ssize_t run[N_RUN], pay[N_PAYLOAD], ev[N_EVIDENCE], dl[N_DELEGATION];
+    if (nc_positions(args[0], RUN_NAMES, N_RUN, run, "runs") < 0
+        || nc_positions(args[1], PAYLOAD_NAMES, N_PAYLOAD, pay, "payload_refs") < 0
+        || nc_positions(args[2], EVIDENCE_NAMES, N_EVIDENCE, ev, "evidence") < 0
+        || nc_positions(args[3], DELEGATION_NAMES, N_DELEGATION, dl, "delegations") < 0
+        || nc_str_tuple(args[4], "registered", MAX_NAMES) < 0 || nc_str_tuple(args[6], "projection_fields", MAX_NAMES) < 0)
+        return NULL;
+    if (!PyUnicode_Check(args[5]) || !PyUnicode_Check(args[7])) {
+        PyErr_SetString(PyExc_TypeError, "configure: projected and withheld_type must be str");
+        return NULL;
+    }
+    Text reg[MAX_NAMES], proj[MAX_NAMES], projected, withheld;
+    int n_reg = (int)PyTuple_GET_SIZE(args[4]), n_proj = (int)PyTuple_GET_SIZE(args[6]), found = 0;
+    for (int k = 0; k < n_reg; k++) {
+        if (text_of(PyTuple_GET_ITEM(args[4], k), &reg[k]) < 0)
+            return NULL;
+        found |= PyUnicode_Compare(PyTuple_GET_ITEM(args[4], k), args[5]) == 0;
+    }
+    for (int k = 0; k < n_proj; k++)
+        if (text_of(PyTuple_GET_ITEM(args[6], k), &proj[k]) < 0)
+            return NULL;
+    if (text_of(args[5], &projected) < 0 || text_of(args[7], &withheld) < 0)
+        return NULL;
+    if (!found) {
+        PyErr_Format(PyExc_ValueError, "configure: the projected canonicalisation %R is not registered", args[5]);
+        return NULL;
+    }
+    qsort(proj, (size_t)n_proj, sizeof(Text), text_cmp);   /* the canonical key order */
+    for (int k = 1; k < n_proj; k++)
+        if (text_cmp(&proj[k - 1], &proj[k]) == 0) {
+            PyErr_SetString(PyExc_ValueError, "configure: a projection field is given twice");
+            return NULL;
+        }
+    PyObject *config = PyTuple_New(nargs);
+    if (config == NULL)
+        return NULL;
+    for (Py_ssize_t k = 0; k < nargs; k++)
+        PyTuple_SET_ITEM(config, k, Py_NewRef(args[k]));
+    Py_XSETREF(CONFIG, config);
+    memcpy(RUN_POS, run, sizeof run);
+    memcpy(PAYLOAD_POS, pay, sizeof pay);
+    memcpy(EVIDENCE_POS, ev, sizeof ev);
+    memcpy(DELEGATION_POS, dl, sizeof dl);
+    memcpy(REGISTERED, reg, sizeof(Text) * (size_t)n_reg);
+    N_REGISTERED = n_reg;
+    memcpy(PROJECTION, proj, sizeof(Text) * (size_t)n_proj);
+    N_PROJECTION = n_proj;
+    PROJECTED = projected;
+    WITHHELD = withheld;
+    CONFIGURED = 1;
+    Py_RETURN_NONE;
+}
+
+static int
+configured(void)
+{
+    if (!CONFIGURED)
+        PyErr_SetString(PyExc_RuntimeError, "configure() has not been called (ingest/parse.py does)");
+    return CONFIGURED;
+}
+
 static PyObject *
 envelope(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    if (!configured())
+        return NULL;
     if (nargs != 5) {
         PyErr_SetString(PyExc_TypeError, "envelope(data, inv, folder_check, iso_to_us_opt, sha256)");
         return NULL;
@@ -1392,7 +1506,7 @@ envelope(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     c.sha256 = args[4];
     PyObject *r = envelope_impl(&c, s, n, folder_check);
     p_free(&c.p);
-    PyMem_Free(c.w.p);
+    cj_free(&c.w);
     if (r == NULL && !PyErr_Occurred())
         Py_RETURN_NONE;
     return r;
@@ -1401,6 +1515,8 @@ envelope(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *
 request(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
+    if (!configured())
+        return NULL;
     if (nargs != 3) {
         PyErr_SetString(PyExc_TypeError, "request(data, iso_to_us_opt, sha256)");
         return NULL;
@@ -1421,16 +1537,19 @@ request(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         v[0] = dumps(&c, root, COMPACT);
         v[1] = canonical_hash(&c, input);
         v[2] = iso_of(&c, get(&c.p, root, "issued_at"));
-        r = pack(3, v);
+        r = pack(3, v, NULL);
     }
     p_free(&c.p);
-    PyMem_Free(c.w.p);
+    cj_free(&c.w);
     if (r == NULL && !PyErr_Occurred())
         Py_RETURN_NONE;
     return r;
 }
 
 static PyMethodDef methods[] = {
+    {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
+     "configure(run_columns, payload_fields, evidence_fields, delegation_fields, registered, projected, "
+     "projection_fields, withheld_type): the constants, from ingest/parse.py (once, at load)"},
     {"envelope", (PyCFunction)(void (*)(void))envelope, METH_FASTCALL,
      "envelope(data, inv, folder_check, iso_to_us_opt, sha256) -> (run_columns, payload_rows, "
      "evidence_rows, delegation_rows) or None"},
@@ -1445,6 +1564,7 @@ static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_envelope_native"
 PyMODINIT_FUNC
 PyInit__envelope_native(void)
 {
+    cj_init();
     str_hexdigest = PyUnicode_InternFromString("hexdigest");
     if (str_hexdigest == NULL)
         return NULL;

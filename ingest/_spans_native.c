@@ -1,7 +1,14 @@
 /* Fast path for ingest.spans.parse_spans: a spans.jsonl file whose every line is a well-formed
  * OpenTelemetry SDK span line (what the workbench writes) in a restricted JSON grammar.
  *
+ *   configure(fields, owned, owned_columns, grounding_mode) -- once, by ingest/spans.py at load
  *   sdk_rows(text, inv, iso_times) -> list of span row tuples, or None ("decline")
+ *
+ * The constants come from ingest/spans.py, where they are defined once: `fields` the names of a
+ * row's columns in its order (spans.FIELDS), `owned` the span attributes copied into columns of
+ * their own (spans.OWNED) and `owned_columns` those columns' names, `grounding_mode` the owned
+ * attribute whose JSON text is kept too. configure raises ValueError unless every column of
+ * `fields` is one this file fills, each once (the row width is checked there, not per row).
  *
  * The rows are exactly those ingest/spans.py builds (_sdk_line -> _row(..., fast=True)); on None
  * the caller runs the Python path, which handles everything. Anything outside the restricted
@@ -35,13 +42,15 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_native_config.h"
+
 #define MAX_SIZE ((Py_ssize_t)4 * 1024 * 1024)
 #define MAX_DEPTH 64
 #define MAX_OBJECT_KEYS 128
 #define KEY_STACK 4096
 #define MAX_DIGITS 18
 #define TIME_CACHE 8
-#define NCOLS 30
+#define MAX_OWNED 32
 
 /* outcome of a step: OK, DECLINE (input outside the fast path), ERROR (Python exception set) */
 #define OK 0
@@ -52,16 +61,32 @@ enum { A_ABSENT = 0, A_STR, A_INT, A_TRUE, A_FALSE, A_NULL, A_ARR, A_OBJ };
 enum { R_OTHER = 0, R_TOP, R_CONTEXT, R_STATUS, R_RESOURCE, R_RESATTRS, R_ATTRS };
 enum {
     S_NAME = 0, S_CONTEXT, S_PARENT, S_START, S_END, S_ATTRS, S_STATUS, S_RESOURCE,
-    S_SPAN_ID, S_TRACE_ID, S_STATUS_CODE, S_RES_ATTRS, S_SERVICE, S_DD0, NSLOTS = S_DD0 + 10,
+    S_SPAN_ID, S_TRACE_ID, S_STATUS_CODE, S_RES_ATTRS, S_SERVICE, S_DD0, NSLOTS = S_DD0 + MAX_OWNED,
     S_NONE = -1, S_REJECT = -2
 };
 
-/* ingest.spans.OWNED, in order; index 8 is dd.grounding_mode */
-static const char *const OWNED[10] = {
-    "dd.operation", "dd.agent_id", "dd.source_id", "dd.content_hash", "dd.model_id",
-    "dd.input_tokens", "dd.output_tokens", "dd.outcome", "dd.grounding_mode", "dd.input_hash"};
-#define GM_INDEX 8
-static Py_ssize_t OWNED_LEN[10];
+/* The columns this file fills besides the owned attributes' (their meaning is in make_row; their
+ * names are those of spans.FIELDS); C_OWNED0 + i is the column of owned attribute i. */
+enum {
+    C_INV, C_ORD, C_LINE_NO, C_FORMAT, C_NAME, C_NAME_JSON, C_SPAN_ID, C_TRACE_ID, C_PARENT_ID,
+    C_START, C_END, C_GM_JSON, C_GM_IS_STR, C_STATUS, C_SERVICE, C_ATTRS, C_START_NS, C_END_NS,
+    C_START_WB, C_END_WB, N_FIXED, C_OWNED0 = N_FIXED, MAX_COLS = N_FIXED + MAX_OWNED
+};
+static const char *const FIXED_NAMES[N_FIXED] = {
+    "invocation_id", "ord", "line_no", "source_format", "name", "name_json", "span_id", "trace_id",
+    "parent_id", "start_time", "end_time", "dd_grounding_mode_json", "dd_grounding_mode_is_string",
+    "status_code", "service_name", "attributes", "start_unix_nano", "end_unix_nano",
+    "start_workbench_ns", "end_workbench_ns"};
+
+/* set by configure(): the row width (0 = not configured), each column's position in a row, the
+ * owned attribute keys (pointing into CONFIG, kept alive) and which of them is the grounding mode */
+static Py_ssize_t WIDTH;
+static Py_ssize_t POS[MAX_COLS];
+static int N_OWNED, GM_INDEX;
+static const char *OWNED[MAX_OWNED];
+static Py_ssize_t OWNED_LEN[MAX_OWNED];
+static unsigned char OWNED_FIRST[256]; /* 1: some owned key starts with this byte */
+static PyObject *CONFIG;
 
 typedef struct {
     int t;
@@ -95,8 +120,6 @@ init_tables(void)
         CLS[c] = 1;
     CLS['"'] = 0;
     CLS['\\'] = 0;
-    for (int i = 0; i < 10; i++)
-        OWNED_LEN[i] = (Py_ssize_t)strlen(OWNED[i]);
 }
 
 static inline int
@@ -214,8 +237,8 @@ classify(int role, const char *k, Py_ssize_t n, int *child)
     case R_RESATTRS:
         return key_is(k, n, "service.name") ? S_SERVICE : S_NONE;
     case R_ATTRS:
-        if (n > 3 && k[0] == 'd' && k[1] == 'd' && k[2] == '.') {
-            for (int i = 0; i < 10; i++)
+        if (n > 0 && OWNED_FIRST[(unsigned char)k[0]]) {
+            for (int i = 0; i < N_OWNED; i++)
                 if (n == OWNED_LEN[i] && memcmp(k, OWNED[i], (size_t)n) == 0)
                     return S_DD0 + i;
         }
@@ -644,15 +667,16 @@ ns_of(long long us, int fits)
 
 /* ------------------------------------------------------------------------------------ rows */
 
-#define SET(i, expr)                                   \
+/* column c (C_*) of the row: at the position configure() gave it */
+#define SET(c, expr)                                   \
     do {                                               \
         PyObject *o_ = (expr);                         \
         if (o_ == NULL)                                \
             goto error;                                \
-        PyTuple_SET_ITEM(row, (i), o_);                \
+        PyTuple_SET_ITEM(row, POS[c], o_);             \
     } while (0)
 
-#define STEP(i, call)                                  \
+#define STEP(c, call)                                  \
     do {                                               \
         PyObject *o_ = NULL;                           \
         int r_ = (call);                               \
@@ -660,7 +684,7 @@ ns_of(long long us, int fits)
             rc = r_;                                   \
             goto fail;                                 \
         }                                              \
-        PyTuple_SET_ITEM(row, (i), o_);                \
+        PyTuple_SET_ITEM(row, POS[c], o_);             \
     } while (0)
 
 /* One row (a new tuple in *out) from the slots of a parsed line. */
@@ -675,7 +699,7 @@ make_row(Parser *ps, PyObject *inv, Py_ssize_t ord, Py_ssize_t line_no, PyObject
         || !(sl[S_ATTRS].t == A_ABSENT || sl[S_ATTRS].t == A_NULL || sl[S_ATTRS].t == A_OBJ)
         || sl[S_SPAN_ID].t != A_STR || sl[S_TRACE_ID].t != A_STR)
         return DECLINE;
-    for (int i = 0; i < 10; i++)
+    for (int i = 0; i < N_OWNED; i++)
         if (sl[S_DD0 + i].t == A_ARR || sl[S_DD0 + i].t == A_OBJ)
             return DECLINE;
     if (sl[S_STATUS_CODE].t == A_ARR || sl[S_STATUS_CODE].t == A_OBJ || sl[S_SERVICE].t == A_ARR
@@ -683,7 +707,7 @@ make_row(Parser *ps, PyObject *inv, Py_ssize_t ord, Py_ssize_t line_no, PyObject
         return DECLINE;
 
     int rc = OK;
-    PyObject *row = PyTuple_New(NCOLS);
+    PyObject *row = PyTuple_New(WIDTH);
     if (row == NULL)
         return ERROR;
     long long start_us = 0, end_us = 0;
@@ -692,54 +716,54 @@ make_row(Parser *ps, PyObject *inv, Py_ssize_t ord, Py_ssize_t line_no, PyObject
     rc = get_time(&sl[S_START], iso, tc, &su, &sw, &start_us, &start_fits);
     if (rc != OK)
         goto fail;
-    PyTuple_SET_ITEM(row, 9, su);
-    PyTuple_SET_ITEM(row, 28, sw);
+    PyTuple_SET_ITEM(row, POS[C_START], su);
+    PyTuple_SET_ITEM(row, POS[C_START_WB], sw);
     rc = get_time(&sl[S_END], iso, tc, &eu, &ew, &end_us, &end_fits);
     if (rc != OK)
         goto fail;
-    PyTuple_SET_ITEM(row, 10, eu);
-    PyTuple_SET_ITEM(row, 29, ew);
+    PyTuple_SET_ITEM(row, POS[C_END], eu);
+    PyTuple_SET_ITEM(row, POS[C_END_WB], ew);
 
-    SET(0, newref(inv));
-    SET(1, PyLong_FromSsize_t(ord));
-    SET(2, PyLong_FromSsize_t(line_no));
-    SET(3, newref(S_SDK));
-    SET(4, cached_str(&last[4], sl[S_NAME].b, sl[S_NAME].e - sl[S_NAME].b));
-    SET(5, mkquoted(sl[S_NAME].b, sl[S_NAME].e - sl[S_NAME].b));
-    SET(6, strip0x(&sl[S_SPAN_ID], NULL));
-    SET(7, strip0x(&sl[S_TRACE_ID], &last[7]));
+    SET(C_INV, newref(inv));
+    SET(C_ORD, PyLong_FromSsize_t(ord));
+    SET(C_LINE_NO, PyLong_FromSsize_t(line_no));
+    SET(C_FORMAT, newref(S_SDK));
+    SET(C_NAME, cached_str(&last[C_NAME], sl[S_NAME].b, sl[S_NAME].e - sl[S_NAME].b));
+    SET(C_NAME_JSON, mkquoted(sl[S_NAME].b, sl[S_NAME].e - sl[S_NAME].b));
+    SET(C_SPAN_ID, strip0x(&sl[S_SPAN_ID], NULL));
+    SET(C_TRACE_ID, strip0x(&sl[S_TRACE_ID], &last[C_TRACE_ID]));
     if (sl[S_PARENT].t == A_STR && sl[S_PARENT].e > sl[S_PARENT].b)
-        SET(8, strip0x(&sl[S_PARENT], NULL));
+        SET(C_PARENT_ID, strip0x(&sl[S_PARENT], NULL));
     else
-        SET(8, newref(Py_None));
-    for (int i = 0; i < 10; i++) {
+        SET(C_PARENT_ID, newref(Py_None));
+    for (int i = 0; i < N_OWNED; i++) {
         if (sl[S_DD0 + i].t == A_ABSENT)
-            SET(11 + i, newref(Py_None));
+            SET(C_OWNED0 + i, newref(Py_None));
         else
-            STEP(11 + i, vstr_of(&sl[S_DD0 + i], &last[11 + i], &o_));
+            STEP(C_OWNED0 + i, vstr_of(&sl[S_DD0 + i], &last[C_OWNED0 + i], &o_));
     }
     if (sl[S_DD0 + GM_INDEX].t == A_ABSENT) {
-        SET(21, newref(Py_None));
-        SET(22, newref(Py_False));
+        SET(C_GM_JSON, newref(Py_None));
+        SET(C_GM_IS_STR, newref(Py_False));
     }
     else {
-        STEP(21, dumps_of(&sl[S_DD0 + GM_INDEX], &o_));
-        SET(22, newref(sl[S_DD0 + GM_INDEX].t == A_STR ? Py_True : Py_False));
+        STEP(C_GM_JSON, dumps_of(&sl[S_DD0 + GM_INDEX], &o_));
+        SET(C_GM_IS_STR, newref(sl[S_DD0 + GM_INDEX].t == A_STR ? Py_True : Py_False));
     }
     if (sl[S_STATUS_CODE].t == A_ABSENT)
-        SET(23, newref(Py_None));
+        SET(C_STATUS, newref(Py_None));
     else
-        STEP(23, vstr_of(&sl[S_STATUS_CODE], &last[23], &o_));
+        STEP(C_STATUS, vstr_of(&sl[S_STATUS_CODE], &last[C_STATUS], &o_));
     if (sl[S_SERVICE].t == A_ABSENT)
-        SET(24, newref(Py_None));
+        SET(C_SERVICE, newref(Py_None));
     else
-        STEP(24, vstr_of(&sl[S_SERVICE], &last[24], &o_));
+        STEP(C_SERVICE, vstr_of(&sl[S_SERVICE], &last[C_SERVICE], &o_));
     if (sl[S_ATTRS].t == A_OBJ)
-        STEP(25, minify(&sl[S_ATTRS], buf, cap, &o_));
+        STEP(C_ATTRS, minify(&sl[S_ATTRS], buf, cap, &o_));
     else
-        SET(25, newref(S_EMPTY_OBJ));
-    SET(26, ns_of(start_us, start_fits));
-    SET(27, ns_of(end_us, end_fits));
+        SET(C_ATTRS, newref(S_EMPTY_OBJ));
+    SET(C_START_NS, ns_of(start_us, start_fits));
+    SET(C_END_NS, ns_of(end_us, end_fits));
     *out = row;
     return OK;
 error:
@@ -776,6 +800,10 @@ sdk_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "sdk_rows: text must be str or bytes");
         return NULL;
     }
+    if (WIDTH == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "sdk_rows: configure() has not been called (ingest/spans.py does)");
+        return NULL;
+    }
     if (!PyCallable_Check(iso)) {
         PyErr_SetString(PyExc_TypeError, "sdk_rows: iso_times must be callable");
         return NULL;
@@ -791,7 +819,7 @@ sdk_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t cap = 0;
     TimeCache tc;
     tc.n = tc.next = 0;
-    Last last[NCOLS];
+    Last last[MAX_COLS];
     memset(last, 0, sizeof last);
     int rc = OK;
     if (rows == NULL || keys == NULL) {
@@ -838,7 +866,7 @@ sdk_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
     }
 done:
-    for (int i = 0; i < NCOLS; i++)
+    for (int i = 0; i < MAX_COLS; i++)
         Py_XDECREF(last[i].obj);
     PyMem_Free(keys);
     PyMem_Free(buf);
@@ -851,7 +879,70 @@ done:
     Py_RETURN_NONE;
 }
 
+/* configure(fields, owned, owned_columns, grounding_mode): see the top of this file. Checks
+ * everything before it changes anything, so a failed call leaves the previous configuration. */
+static PyObject *
+configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "configure(fields, owned, owned_columns, grounding_mode) takes 4 arguments");
+        return NULL;
+    }
+    PyObject *fields = args[0], *owned = args[1], *owned_cols = args[2], *gm = args[3];
+    if (nc_str_tuple(owned, "owned", MAX_OWNED) < 0 || nc_str_tuple(owned_cols, "owned_columns", MAX_OWNED) < 0)
+        return NULL;
+    if (!PyUnicode_Check(gm)) {
+        PyErr_SetString(PyExc_TypeError, "configure: grounding_mode must be a str");
+        return NULL;
+    }
+    int n_owned = (int)PyTuple_GET_SIZE(owned);
+    if (PyTuple_GET_SIZE(owned_cols) != n_owned) {
+        PyErr_Format(PyExc_ValueError, "configure: %d owned attributes but %zd owned columns", n_owned,
+                     PyTuple_GET_SIZE(owned_cols));
+        return NULL;
+    }
+    /* the columns: FIXED_NAMES, then one per owned attribute (C_OWNED0 + i) */
+    const char *known[MAX_COLS], *owned_keys[MAX_OWNED];
+    Py_ssize_t owned_lens[MAX_OWNED], pos[MAX_COLS];
+    memcpy(known, FIXED_NAMES, sizeof FIXED_NAMES);
+    int gm_index = -1;
+    for (int i = 0; i < n_owned; i++) {
+        owned_keys[i] = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(owned, i), &owned_lens[i]);
+        known[C_OWNED0 + i] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(owned_cols, i));
+        if (owned_keys[i] == NULL || known[C_OWNED0 + i] == NULL)
+            return NULL;
+        if (PyUnicode_Compare(PyTuple_GET_ITEM(owned, i), gm) == 0)
+            gm_index = i;
+    }
+    if (gm_index < 0) {
+        PyErr_Format(PyExc_ValueError, "configure: grounding_mode %R is not an owned attribute", gm);
+        return NULL;
+    }
+    if (nc_positions(fields, known, N_FIXED + n_owned, pos, "span") < 0)
+        return NULL;
+    PyObject *config = PyTuple_Pack(4, fields, owned, owned_cols, gm);
+    if (config == NULL)
+        return NULL;
+    Py_XSETREF(CONFIG, config);
+    memcpy(POS, pos, sizeof(Py_ssize_t) * (size_t)(N_FIXED + n_owned));
+    memset(OWNED_FIRST, 0, sizeof OWNED_FIRST);
+    for (int i = 0; i < n_owned; i++) {
+        OWNED[i] = owned_keys[i];
+        OWNED_LEN[i] = owned_lens[i];
+        if (owned_lens[i] > 0)
+            OWNED_FIRST[(unsigned char)owned_keys[i][0]] = 1;
+    }
+    N_OWNED = n_owned;
+    GM_INDEX = gm_index;
+    WIDTH = N_FIXED + n_owned;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
+     "configure(fields, owned, owned_columns, grounding_mode): the row's column order and the owned span "
+     "attributes, from ingest/spans.py (once, at load)."},
     {"sdk_rows", (PyCFunction)(void (*)(void))sdk_rows, METH_FASTCALL,
      "sdk_rows(text, inv, iso_times) -> list of span rows, or None when the file is outside the fast path."},
     {NULL, NULL, 0, NULL}};

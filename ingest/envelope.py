@@ -16,6 +16,22 @@ from groundwork.core.jsontext import dumps, dumps_doc, iso_to_us_opt, json_type,
 
 MODES = ("retrieval", "input_only", "none", "delegation")
 WITHHELD_TYPE = "https://w3id.org/data-director/problems/grounding-violation"
+
+# envelope_columns()' keys in its order (the C path returns their values as a tuple in this order)
+ENVELOPE_COLUMNS = ("envelope_invocation_id", "agent_id", "agent_version", "completed_at", "grounding_mode",
+                    "grounding_mode_json", "grounding_mode_truthy", "outcome_status", "succeeded", "problem_type",
+                    "withheld", "payload_type", "payload_has_schema_class", "payload_schema_class_json",
+                    "payload_has_grounded_on", "evidence_count", "delegation_count", "conversation_id",
+                    "parent_invocation_id", "telemetry_trace_id", "envelope_hash", "envelope_json")
+# The columns of the rows below, in the order their tuples hold them (the C path builds its rows in
+# the same order, told at load); they go into their tables by these names (tables.to_arrow).
+PAYLOAD_FIELDS = ("invocation_id", "ord", "path", "kind", "source_id", "content_hash", "value_json")
+EVIDENCE_FIELDS = ("invocation_id", "ord", "source_id", "source_id_json", "content_hash", "canonicalisation",
+                   "canonicalisation_json", "snapshot_ref", "source_uri", "retrieved_at", "hash_algorithm",
+                   "content_type", "content_json", "computed_hash", "canonical_error", "item_type", "item_json",
+                   "snapshot_ref_json")
+DELEGATION_FIELDS = ("invocation_id", "ord", "delegated_invocation_id", "content_hash", "delegated_agent_id",
+                     "delegated_agent_version", "delegated_status")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -113,7 +129,7 @@ def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str 
 
 
 def payload_rows(env, inv: str, fast: bool = False) -> list[tuple]:
-    """payload_refs rows: the recursive walk of spec 6.5 in discovery order."""
+    """payload_refs rows (PAYLOAD_FIELDS): the recursive walk of spec 6.5 in discovery order."""
     if not isinstance(env, dict) or env.get("payload") is None:
         return []
     rows: list[tuple] = []
@@ -158,7 +174,7 @@ def grounded_on_values(value, path: str):
 
 
 def evidence_rows(env, inv: str, fast: bool = False) -> list[tuple]:
-    """evidence rows: every element of a list-valued evidence, in order, with the content hash
+    """evidence rows (EVIDENCE_FIELDS): every element of a list-valued evidence, in order, with the content hash
     recomputed under the element's canonicalisation (spec 4, 6.2 step 7)."""
     if not isinstance(env, dict):
         return []
@@ -196,7 +212,7 @@ def evidence_rows(env, inv: str, fast: bool = False) -> list[tuple]:
 
 
 def delegation_rows(env, inv: str) -> list[tuple]:
-    """delegations rows: object elements of a list-valued delegations (spec 3.8, 10 C3)."""
+    """delegations rows (DELEGATION_FIELDS): object elements of a list-valued delegations (spec 3.8, 10 C3)."""
     if not isinstance(env, dict):
         return []
     delegations = env.get("delegations")

@@ -43,11 +43,12 @@ from groundwork.core.warehouse import cursor, memory_at_most, size_bytes
 from groundwork.ingest import issues as K
 from groundwork.ingest.issues import Issues
 from groundwork.core.jsontext import decode_utf8, dumps_doc, loads, vstr
-from groundwork.ingest.parse import issue_rows, parse_run
+from groundwork.ingest.parse import FILE_FIELDS, ISSUE_FIELDS, issue_row, issue_rows, parse_run
 from groundwork.ingest.scan import INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name
 from groundwork.ingest.tables import RUN_TABLES, column_list, to_arrow
 from groundwork.ingest.shm import Slots
-from groundwork.ingest.work import ChunkResult, _crash_point, _from_ipc, _worker_init, process_index_lines, run_task
+from groundwork.ingest.work import (INDEX_FIELDS, ChunkResult, _crash_point, _from_ipc, _worker_init,
+                                    process_index_lines, run_task)
 from groundwork.ingest.work import process_chunk  # noqa: F401 - replaced by benchmarks/pipeline_floor.py
 
 CHUNK = 256           # runs per worker task, at most (see _chunk_size)
@@ -312,7 +313,7 @@ def write_batch(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
                             "WHERE runs.invocation_id = _gw_touched.id")
                 con.execute("DELETE FROM run_files WHERE invocation_id IN (SELECT id FROM _gw_touched)")
             _with_table(con, "_gw_touched", tt, upd)
-            _insert(con, "run_files", to_arrow("run_files", [f for r in pending for f in r.touched_files]))
+            _insert(con, "run_files", to_arrow("run_files", [f for r in pending for f in r.touched_files], FILE_FIELDS))
         if batch.seen:
             _with_table(con, "_gw_seen_batch", pa.table({"id": pa.array(batch.seen, pa.string())}),
                         lambda: con.execute("INSERT INTO _gw_seen SELECT id FROM _gw_seen_batch"))
@@ -369,7 +370,7 @@ class _Loader:
             rows, problems = res
             self.index_issues.extend(problems)
             if rows:
-                self.writer.put(to_arrow("invocation_index", rows))
+                self.writer.put(to_arrow("invocation_index", rows, INDEX_FIELDS))
             return
         result.runs_loaded += len(res.loaded)
         result.runs_unchanged += len(res.unchanged)
@@ -420,7 +421,7 @@ class _Loader:
     def finish(self, result: IngestResult, schema_state) -> None:
         con = self.con
         archive_rows = issue_rows(self.archive_issues, self.ingest_id, None)
-        archive_rows += [(self.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in self.index_issues]
+        archive_rows += [issue_row(self.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in self.index_issues]
         archive_rows += self.rejected_issues
         with _transaction(con, "finish"):
             # runs whose folder is gone (or no longer loadable) are kept, marked missing
@@ -429,7 +430,7 @@ class _Loader:
                         "FROM _gw_seen) s USING (invocation_id)) m WHERE runs.invocation_id = m.id "
                         "AND runs.missing IS DISTINCT FROM (NOT m.seen_now)")
             # duplicate invocation ids among the runs on disk (computed over the whole warehouse)
-            archive_rows += [(self.ingest_id, inv, path, None, K.DUPLICATE_ID, msg, K.NONE) for inv, path, msg in con.execute("""
+            archive_rows += [issue_row(self.ingest_id, inv, path, None, K.DUPLICATE_ID, msg, K.NONE) for inv, path, msg in con.execute("""
                 WITH present AS (SELECT invocation_id, run_path, envelope_invocation_id FROM runs
                                  WHERE NOT missing AND envelope_invocation_id IS NOT NULL),
                      claims AS (SELECT envelope_invocation_id AS claimed, invocation_id FROM present
@@ -447,9 +448,9 @@ class _Loader:
             if schema_state is not None:
                 rows, files = schema_state
                 con.execute("DELETE FROM class_schemas")
-                _insert(con, "class_schemas", to_arrow("class_schemas", rows))
+                _insert(con, "class_schemas", to_arrow("class_schemas", rows, SCHEMA_FIELDS))
                 con.execute("DELETE FROM archive_files WHERE path LIKE 'schemas/%'")
-                _insert(con, "archive_files", to_arrow("archive_files", files))
+                _insert(con, "archive_files", to_arrow("archive_files", files, ARCHIVE_FILE_FIELDS))
             result.runs_missing = con.execute("SELECT count(*) FROM runs WHERE missing").fetchall()[0][0]
             result.issues_by_kind = current_issue_counts(con)
             result.elapsed = time.monotonic() - self.t0
@@ -463,7 +464,7 @@ class _Loader:
         """Issues of the archive root, of rejected folders and duplicate ids: replace by diff, so
         an unchanged archive changes no row."""
         con = self.con
-        new = to_arrow("ingest_issues", rows)
+        new = to_arrow("ingest_issues", rows, ISSUE_FIELDS)
         key = "coalesce(i.invocation_id, '\x00') = coalesce(n.invocation_id, '\x00') AND i.path = n.path " \
               "AND i.line IS NOT DISTINCT FROM n.line AND i.kind = n.kind AND i.message = n.message"
         derived = f"(i.invocation_id IS NULL OR i.effect = '{K.REJECTED}' OR i.kind = '{K.DUPLICATE_ID}')"
@@ -873,7 +874,8 @@ class _IndexLoad:
                             [INDEX_FILE, self.stat.st_size, self.stat.st_mtime_ns, self.hash.hexdigest()])
             con.execute("DELETE FROM ingest_issues WHERE invocation_id IS NULL AND path = ?", [INDEX_FILE])
             _insert(con, "ingest_issues", to_arrow("ingest_issues", [
-                (loader.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in loader.index_issues]))
+                issue_row(loader.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in loader.index_issues],
+                ISSUE_FIELDS))
         con.execute("DROP TABLE IF EXISTS _gw_index_stage")
 
 
@@ -897,8 +899,14 @@ def _inside(root_real: str, path: str) -> bool:
     return inside(root_real, path)
 
 
+# the columns of _load_schemas' rows and files, in their order
+SCHEMA_FIELDS = ("digest", "computed_digest", "schema_json")
+ARCHIVE_FILE_FIELDS = ("path", "size", "mtime_ns", "sha256")
+
+
 def _load_schemas(loader: _Loader, present: bool):
-    """runs/schemas/<digest>.json -> class_schemas rows (small; re-read when anything changed)."""
+    """runs/schemas/<digest>.json -> class_schemas rows and archive_files rows (small; re-read when
+    anything changed)."""
     folder = os.path.join(loader.root, SCHEMAS_DIR)
     if not present:
         return [], []
@@ -988,8 +996,9 @@ def load_single(con: duckdb.DuckDBPyConnection, spans_path, envelope_path, reque
     given = {"spans.jsonl": str(spans_path), "envelope.json": str(envelope_path),
              "request.json": str(request_path) if request_path else "request.json"}
     not_given = {"grounding.txt"} | ({"request.json"} if request_path is None else set())
-    rows.rows["ingest_issues"] = [(a, b, given.get(path, path), *rest) for a, b, path, *rest in rows.rows["ingest_issues"]
-                                  if path not in not_given]
+    issues = [dict(zip(rows.fields.get("ingest_issues", ()), row)) for row in rows.rows["ingest_issues"]]
+    rows.rows["ingest_issues"] = [tuple({**i, "path": given.get(i["path"], i["path"])}.values())
+                                  for i in issues if i["path"] not in not_given]
     rows.rows["run_files"] = []
     with _transaction(con):
         _with_table(con, "_gw_replace", pa.table({"id": pa.array([key], pa.string())}), lambda: [

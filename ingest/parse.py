@@ -11,32 +11,34 @@ from hashlib import sha256
 
 from groundwork.core import native as _native_switch
 
+from groundwork.core.canonical import FAIRSHARING_FIELDS, PROJECTED, REGISTERED
+
 from groundwork.ingest import issues as K
-from groundwork.ingest.envelope import delegation_rows, envelope_columns, evidence_rows, payload_rows, request_columns
+from groundwork.ingest.envelope import (DELEGATION_FIELDS, ENVELOPE_COLUMNS, EVIDENCE_FIELDS, PAYLOAD_FIELDS,
+                                        WITHHELD_TYPE, delegation_rows, envelope_columns, evidence_rows, payload_rows,
+                                        request_columns)
 from groundwork.ingest.issues import Issues, reason
 from groundwork.core.jsontext import (
     decode_utf8,
     has_lone_surrogate,
     iso_to_us_opt,
-    loads,
     may_hold_surrogate,
     needs_exact_bytes,
     parse,
     vstr,
 )
 from groundwork.ingest.scan import FileEntry, RunListing
+from groundwork.ingest import spans
 from groundwork.ingest.spans import check_cycles, native_spans, parse_spans
 from groundwork.ingest.tables import COLUMNS, RowSet
 
 # ingest/_envelope_native.c: envelope.json / request.json bytes -> exactly the rows below, or None
-# (declined: the Python path runs). None when not built or GROUNDWORK_NATIVE=off.
-_envelope_native = _native_switch.load("groundwork.ingest._envelope_native")
-# envelope_columns()' keys in its order (the C path returns their values as a tuple)
-ENVELOPE_COLUMNS = ("envelope_invocation_id", "agent_id", "agent_version", "completed_at", "grounding_mode",
-                    "grounding_mode_json", "grounding_mode_truthy", "outcome_status", "succeeded", "problem_type",
-                    "withheld", "payload_type", "payload_has_schema_class", "payload_schema_class_json",
-                    "payload_has_grounded_on", "evidence_count", "delegation_count", "conversation_id",
-                    "parent_invocation_id", "telemetry_trace_id", "envelope_hash", "envelope_json")
+# (declined: the Python path runs); given its constants once, from where they are defined. None
+# when not built, GROUNDWORK_NATIVE=off, or it does not accept them.
+_envelope_native = _native_switch.load(
+    "groundwork.ingest._envelope_native",
+    lambda c: c.configure(ENVELOPE_COLUMNS, PAYLOAD_FIELDS, EVIDENCE_FIELDS, DELEGATION_FIELDS,
+                          REGISTERED, PROJECTED, FAIRSHARING_FIELDS, WITHHELD_TYPE))
 
 # Bump when parsing changes what is stored: runs loaded by an older parser are reloaded.
 PARSER_VERSION = 3  # 3: evidence.snapshot_ref_json
@@ -47,8 +49,14 @@ REQUEST = "request.json"
 GROUNDING = "grounding.txt"
 SOURCES = "sources.txt"
 
-_RUN_COLS = [name for name, _ in COLUMNS["runs"]]
+_RUN_COLS = tuple(name for name, _ in COLUMNS["runs"])
 _run_tuple = operator.itemgetter(*_RUN_COLS)
+# the columns of file_rows() and issue_rows(), in their tuples' order
+FILE_FIELDS = ("invocation_id", "file_name", "size", "mtime_ns", "sha256")
+ISSUE_FIELDS = ("ingest_id", "invocation_id", "path", "line", "kind", "message", "effect")
+# the column names of the rows parse_run and failed_run give each table
+ROW_FIELDS = {"runs": _RUN_COLS, "spans": spans.FIELDS, "payload_refs": PAYLOAD_FIELDS, "evidence": EVIDENCE_FIELDS,
+              "delegations": DELEGATION_FIELDS, "run_files": FILE_FIELDS, "ingest_issues": ISSUE_FIELDS}
 
 
 def _check_surrogates(raw: bytes, value, path: str, issues: Issues) -> None:
@@ -119,7 +127,7 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
     rel = (run_path if run_path is not None else inv)
     prefix = rel + "/" if rel else ""
     issues = Issues()
-    out = RowSet()
+    out = RowSet(ROW_FIELDS)
     run = dict.fromkeys(_RUN_COLS)
     run.update(invocation_id=inv, run_path=rel, ingest_id=ingest_id, missing=False,
                evidence_count=0, delegation_count=0, span_count=0, parser_version=PARSER_VERSION,
@@ -167,16 +175,16 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
     got = (_envelope_native.envelope(f.data, inv, folder_check, iso_to_us_opt, sha256)
            if _envelope_native is not None and f is not None and f.error is None else None)
     if got is not None:
-        cols, out.rows["payload_refs"], out.rows["evidence"], out.rows["delegations"] = got
+        cols, payload, evidence, delegations = got
         run.update(zip(ENVELOPE_COLUMNS, cols))
         present = False
     else:
         present, env, fast = _load_json_file(f, epath, issues, True, True)
     if present:
         run.update(envelope_columns(env, inv, epath, issues, inv if folder_check else None, fast))
-        out.rows["payload_refs"] = payload_rows(env, inv, fast)
-        out.rows["evidence"] = evidence_rows(env, inv, fast)
-        out.rows["delegations"] = delegation_rows(env, inv)
+        payload, evidence, delegations = payload_rows(env, inv, fast), evidence_rows(env, inv, fast), delegation_rows(env, inv)
+    if got is not None or present:
+        out.rows["payload_refs"], out.rows["evidence"], out.rows["delegations"] = payload, evidence, delegations
 
     # request.json — not read by either check; gives the input hash (spec 4.3)
     rpath = prefix + REQUEST
@@ -218,21 +226,24 @@ def failed_run(listing: RunListing, ingest_id: int | None, exc: BaseException) -
                unverifiable_reason=reason(issues.verify_blockers), evidence_count=0, delegation_count=0,
                span_count=0, parser_version=PARSER_VERSION, files_fingerprint=listing.files_fingerprint(),
                content_fingerprint=listing.content_fingerprint())
-    out = RowSet()
-    out.rows["runs"] = [tuple(run[c] for c in _RUN_COLS)]
+    out = RowSet(ROW_FIELDS)
+    out.rows["runs"] = [_run_tuple(run)]
     out.rows["run_files"] = file_rows(listing)
     out.rows["ingest_issues"] = issue_rows(issues, ingest_id, listing.name)
     return out
 
 
 def file_rows(listing: RunListing) -> list[tuple]:
+    """run_files rows (FILE_FIELDS)."""
     return [(listing.name, rel, f.size, f.mtime_ns, f.sha256) for rel, f in sorted(listing.files.items())]
 
 
+def issue_row(ingest_id: int | None, inv: str | None, path: str, line: int | None, kind: str, message: str,
+              effect: str) -> tuple:
+    """One ingest_issues row (ISSUE_FIELDS)."""
+    return ingest_id, inv, path, line, kind, message, effect
+
+
 def issue_rows(issues: Issues, ingest_id: int | None, inv: str | None) -> list[tuple]:
+    """ingest_issues rows (ISSUE_FIELDS)."""
     return [(ingest_id, inv, path, line, kind, message, effect) for path, line, kind, message, effect in issues.items]
-
-
-def parse_json_line(line: str):
-    """One JSON line exactly as json.loads reads it (exposed for the index reader)."""
-    return loads(line)

@@ -12,14 +12,7 @@ import stat as stat_mod
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from groundwork.core import native as _native_switch
-
 from groundwork.ingest import issues as K
-
-# ingest/_scan_native.c: read_folder(path) -> [(name, data, mtime_ns, listed_size)] for a folder of
-# regular files with ASCII names, exactly as list_and_read's Python path reads them, or None
-# (declined: the Python path runs). None when not built or GROUNDWORK_NATIVE=off.
-_scan_native = _native_switch.load("groundwork.ingest._scan_native")
 
 INDEX_FILE = "invocations.jsonl"
 SCHEMAS_DIR = "schemas"
@@ -104,21 +97,13 @@ def list_and_read(root: str, root_real: str, name: str, may_be_link: bool = True
     come from fstat on the open file, and the bytes are read with os.read (no stat by path, no
     buffered file object). Any other entry is listed as ``list_run`` lists it and read by
     ``read_files``, so its issues are exactly theirs. ``may_be_link=False`` (the archive listing
-    said the folder is no symlink) saves the lstat. A folder of regular files only is read by
-    the C fast path when it is built (same result).
+    said the folder is no symlink) saves the lstat.
     """
     listing = RunListing(name)
     top = os.path.join(root, name)
     if may_be_link and os.path.islink(top) and not inside(root_real, top):
         listing.reject = (K.SYMLINK_OUTSIDE, f"run folder is a symlink to {display_name(os.path.realpath(top))}, outside the archive")
         return listing
-    if _scan_native is not None:
-        got = _scan_native.read_folder(top)
-        if got is not None:
-            files = listing.files
-            for rel, data, mtime_ns, size in got:
-                files[rel] = FileEntry(rel, len(data), mtime_ns, data, _sha256(data).hexdigest(), None, size)
-            return listing
     try:
         dfd = os.open(top, _O_DIR)
     except OSError:  # list_run words the reject

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from operator import itemgetter
 
 from groundwork.core import native
 
@@ -24,15 +25,29 @@ from groundwork.ingest.issues import Issues
 from groundwork.core.jsontext import (MAX_LINE, TimeProblem, dumps, dumps_doc, has_lone_surrogate, is_blank, iso_times,
                        may_hold_surrogate, needs_exact, parse, pystr_repr, strip0x, vstr)
 
+# The span attributes the workbench owns, each copied into a column of its own (dd.x_y -> dd_x_y);
+# the grounding mode's JSON text is kept too (docs/schema.md, spans).
 OWNED = ("dd.operation", "dd.agent_id", "dd.source_id", "dd.content_hash", "dd.model_id",
          "dd.input_tokens", "dd.output_tokens", "dd.outcome", "dd.grounding_mode", "dd.input_hash")
+OWNED_COLUMNS = tuple("dd_" + key.removeprefix("dd.").replace(".", "_") for key in OWNED)
+GROUNDING_MODE = "dd.grounding_mode"
+# A span row's columns, in the order _row (and the C path, told at load) builds them; the rows go
+# into the spans table by these names (tables.to_arrow), so this order is defined here only.
+FIELDS = ("invocation_id", "ord", "line_no", "source_format", "name", "name_json", "span_id", "trace_id",
+          "parent_id", "start_time", "end_time", *OWNED_COLUMNS, "dd_grounding_mode_json",
+          "dd_grounding_mode_is_string", "status_code", "service_name", "attributes", "start_unix_nano",
+          "end_unix_nano", "start_workbench_ns", "end_workbench_ns")
 _ABSENT = object()
 STATUS_CODES = {0: "UNSET", 1: "OK", 2: "ERROR", "STATUS_CODE_UNSET": "UNSET",
                 "STATUS_CODE_OK": "OK", "STATUS_CODE_ERROR": "ERROR"}
 
 
-# The C fast path (ingest/_spans_native.c); None when it is not built or GROUNDWORK_NATIVE=off.
-_native = native.load("groundwork.ingest._spans_native")
+# The C fast path (ingest/_spans_native.c), given the constants above once; None when it is not
+# built, GROUNDWORK_NATIVE=off, or it does not accept them.
+_native = native.load("groundwork.ingest._spans_native",
+                      lambda c: c.configure(FIELDS, OWNED, OWNED_COLUMNS, GROUNDING_MODE))
+# (name, span_id, parent_id, line_no) of a row, for its SpanRecord
+_record_fields = itemgetter(*(FIELDS.index(f) for f in ("name", "span_id", "parent_id", "line_no")))
 
 
 class SpanRecord:
@@ -50,8 +65,8 @@ def _row(inv, ord_, line_no, fmt, name, name_present, span_id, trace_id, parent_
     if isinstance(attrs, dict):
         dd = [None if (v := attrs.get(k, _ABSENT)) is _ABSENT else v if type(v) is str and v.isascii() else vstr(v)
               for k in OWNED]
-        if "dd.grounding_mode" in attrs:
-            gm = attrs["dd.grounding_mode"]
+        if GROUNDING_MODE in attrs:
+            gm = attrs[GROUNDING_MODE]
             gm_json, gm_is_str = dumps(gm, fast), isinstance(gm, str)
         else:
             gm_json, gm_is_str = None, False
@@ -73,14 +88,14 @@ def native_spans(data: str | bytes, inv: str):
     rows = _native.sdk_rows(data, inv, iso_times)
     if rows is None:
         return None
-    return rows, "sdk" if rows else None, [SpanRecord(r[4], r[6], r[8], r[2]) for r in rows]
+    return rows, "sdk" if rows else None, [SpanRecord(*_record_fields(r)) for r in rows]
 
 
 def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newline: bool, exact: bool | None = None,
                 surrogates: bool | None = None, try_native: bool = True):
     """Parse the decoded text of a spans file.
 
-    Returns ``(rows, span_format, records)``: span table rows, ``sdk``/``otlp``/``mixed`` (None
+    Returns ``(rows, span_format, records)``: span rows (FIELDS), ``sdk``/``otlp``/``mixed`` (None
     when there is no span), and the records for the cycle check. ``try_native=False``: the
     caller already had native_spans decline this file.
     """

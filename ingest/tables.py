@@ -1,7 +1,9 @@
 """Column lists of the ingest tables (sql/schema.sql is the DDL; tests check the two agree).
 
-Rows are plain tuples in the column order below; ``RowSet`` gathers them per table and turns
-them into Arrow tables for ``INSERT INTO t (cols) SELECT cols FROM arrow``.
+Rows are plain tuples, each kind with the names of its columns in its own order (``spans.FIELDS``,
+``envelope.EVIDENCE_FIELDS``, ...: defined where the rows are built); ``RowSet`` gathers them per
+table and ``to_arrow`` turns them into Arrow tables by column name, for
+``INSERT INTO t (cols) SELECT cols FROM arrow``.
 """
 
 from __future__ import annotations
@@ -79,36 +81,55 @@ COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
 # tables holding the contents of one run (replaced whole when the run is reloaded)
 RUN_TABLES = ("runs", "spans", "payload_refs", "evidence", "delegations", "run_files", "ingest_issues")
 
-INDEX = {t: {name: i for i, (name, _) in enumerate(cols)} for t, cols in COLUMNS.items()}
 SCHEMAS = {t: pa.schema(cols) for t, cols in COLUMNS.items()}
 
 
 class RowSet:
-    """Rows per table, as tuples in COLUMNS order."""
+    """Rows per table (tuples) and the names of their columns (``fields``, one tuple per table)."""
 
-    __slots__ = ("rows",)
+    __slots__ = ("rows", "fields")
 
-    def __init__(self):
+    def __init__(self, fields: dict[str, tuple[str, ...]] | None = None):
+        """``fields``: the column names of the rows each table will hold, in their order."""
         self.rows: dict[str, list[tuple]] = {t: [] for t in RUN_TABLES}
+        self.fields: dict[str, tuple[str, ...]] = dict(fields) if fields else {}
 
     def extend(self, other: "RowSet") -> None:
+        known = self.fields
         for t, rows in other.rows.items():
             if rows:
+                fields = other.fields.get(t, ())
+                if known.setdefault(t, fields) is not fields:
+                    self._same_fields(t, fields)
                 self.rows.setdefault(t, []).extend(rows)
+
+    def _same_fields(self, table: str, fields: tuple[str, ...]) -> None:
+        known = self.fields.setdefault(table, fields)
+        if known is not fields and known != fields:
+            raise ValueError(f"{table} rows with columns {fields} joined to rows with {known}")
 
     def count(self) -> int:
         return sum(len(r) for r in self.rows.values())
 
     def arrow(self, table: str) -> pa.Table:
-        return to_arrow(table, self.rows.get(table, []))
+        return to_arrow(table, self.rows.get(table, []), self.fields.get(table, ()))
 
 
-def to_arrow(table: str, rows: list[tuple]) -> pa.Table:
-    cols = COLUMNS[table]
+_checked: set[tuple[str, tuple[str, ...]]] = set()
+
+
+def to_arrow(table: str, rows: list[tuple], fields: tuple[str, ...]) -> pa.Table:
+    """The Arrow table of ``rows``, whose columns ``fields`` names in order (any order: each goes
+    to its column by name; the fields must be exactly the table's columns)."""
     if not rows:
         return SCHEMAS[table].empty_table()
-    columns = list(zip(*rows))
-    return pa.Table.from_arrays([pa.array(columns[i], type=typ) for i, (_, typ) in enumerate(cols)],
+    if (table, fields) not in _checked:
+        names = [name for name, _ in COLUMNS[table]]
+        if len(fields) != len(names) or set(fields) != set(names):
+            raise ValueError(f"{table} rows have the columns {fields}; the table has {tuple(names)}")
+        _checked.add((table, fields))
+    columns = dict(zip(fields, zip(*rows)))
+    return pa.Table.from_arrays([pa.array(columns[name], type=typ) for name, typ in COLUMNS[table]],
                                 schema=SCHEMAS[table])
 
 

@@ -21,7 +21,7 @@ from groundwork.core.canonical import CanonicalisationError, content_hash
 from groundwork.ingest import issues as K
 from groundwork.ingest import shm
 from groundwork.core.jsontext import decode_utf8, iso_to_us_opt, needs_exact_bytes, parse, vstr
-from groundwork.ingest.parse import PARSER_VERSION, failed_run, file_rows, parse_run
+from groundwork.ingest.parse import PARSER_VERSION, failed_run, file_rows, issue_row, parse_run
 from groundwork.ingest.scan import INDEX_FILE, list_and_read, list_run, read_files
 from groundwork.ingest.tables import RUN_TABLES, RowSet
 
@@ -35,8 +35,8 @@ class ChunkResult:
     # Arrow IPC streams (non-empty tables only): bytes through the pipe, buffers over a shared
     # memory slot in the main process (shm.Slots.receive), pa.Buffer when parsed inline
     tables: dict[str, bytes | pa.Buffer] = field(default_factory=dict)
-    touched_files: list[tuple] = field(default_factory=list)
-    rejected_issues: list[tuple] = field(default_factory=list)
+    touched_files: list[tuple] = field(default_factory=list)      # parse.FILE_FIELDS
+    rejected_issues: list[tuple] = field(default_factory=list)    # parse.ISSUE_FIELDS
     rows: int = 0
     # shared-memory transport (ingest/shm.py): where the worker wrote the streams in its slot
     # (``tables`` is then empty), or why it could not; in the main process, the slot ``tables``
@@ -98,7 +98,7 @@ def process_chunk(root: str, root_real: str, ingest_id: int, items: list, rehash
         if listing.reject is not None:
             res.rejected.append(name)
             kind, message = listing.reject
-            res.rejected_issues.append((ingest_id, name, name, None, kind, message, K.REJECTED))
+            res.rejected_issues.append(issue_row(ingest_id, name, name, None, kind, message, K.REJECTED))
             continue
         files_fp = listing.files_fingerprint()
         if current and not rehash and files_fp == stored[0]:
@@ -135,8 +135,12 @@ def _from_ipc(data) -> pa.Table:
     return pa.ipc.open_stream(data).read_all()
 
 
+# the columns of process_index_lines' rows, in their order
+INDEX_FIELDS = ("line_no", "invocation_id", "agent_id", "outcome_status", "completed_at", "envelope_hash")
+
+
 def process_index_lines(lines: list[tuple[int, bytes]]) -> tuple[list[tuple], list[tuple]]:
-    """invocations.jsonl lines -> (invocation_index rows, issues (path, line, kind, message))."""
+    """invocations.jsonl lines -> (invocation_index rows (INDEX_FIELDS), issues (path, line, kind, message))."""
     out, problems = [], []
     for line_no, raw in lines:
         text, decode_problems = decode_utf8(raw)

@@ -1,4 +1,4 @@
-/* Canonical JSON bytes in C (spec 4.1): the fast path of groundwork.canonical.canonical_bytes.
+/* Canonical JSON bytes in C: the fast path of groundwork.core.canonical.canonical_bytes.
  *
  *   canonical(value) -> bytes, or None ("decline")
  *
@@ -19,14 +19,13 @@
  *     this declines at least as early as json.dumps would raise RecursionError. A
  *     self-containing list or dict declines the same way (json.dumps: "Circular reference").
  *
- * Formats (those of json's C encoder, Modules/_json.c, with ensure_ascii=False):
- *   - keys sorted by code point (Python's str order; keys of one dict are distinct, so sorting
- *     the (key, value) items as json does never compares values);
- *   - strings: '"' and '\\' and \n \r \t \b \f as two-character escapes, the other code points
- *     below 0x20 as \u00xx (lowercase hex), everything else (0x7F included) raw UTF-8;
+ * Formats: those of canonical_json.h (json's C encoder, Modules/_json.c, with ensure_ascii=False;
+ * shared with ingest/_envelope_native.c), and here
+ *   - keys of one dict are distinct, so sorting the (key, value) items as json does never
+ *     compares values;
  *   - int: int.__repr__ (decimal; PyLong_Type.tp_repr beyond 64 bits);
- *   - float: float.__repr__ = PyOS_double_to_string(x, 'r', 0, Py_DTSF_ADD_DOT_0), and NaN,
- *     Infinity, -Infinity for the non-finite values (json.dumps allows them by default).
+ *   - float: float.__repr__, and NaN, Infinity, -Infinity for the non-finite values (json.dumps
+ *     allows them by default).
  *
  * No Python code runs while a value is written (exact built-in types only), so the borrowed
  * references taken from dicts and lists stay valid. Only real errors (MemoryError) propagate.
@@ -36,6 +35,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "canonical_json.h" /* the writer's parts, shared with ingest/_envelope_native.c */
 
 #define OK 0
 #define DECLINE 1
@@ -47,105 +48,18 @@
 #define CHUNK 4096        /* code points written per capacity check */
 #define INSERTION_SORT 24 /* dicts up to this size are sorted by insertion */
 
-typedef struct {
-    char *buf;
-    Py_ssize_t len;
-    Py_ssize_t cap;
-    int heap;
-    char stack[STACK_BUF];
-} Writer;
-
-static int
-grow(Writer *w, Py_ssize_t need)
-{
-    Py_ssize_t cap = w->cap;
-    while (cap - w->len < need) {
-        if (cap > PY_SSIZE_T_MAX / 2) {
-            PyErr_NoMemory();
-            return ERROR;
-        }
-        cap *= 2;
-    }
-    char *buf;
-    if (w->heap) {
-        buf = PyMem_Realloc(w->buf, (size_t)cap);
-    } else {
-        buf = PyMem_Malloc((size_t)cap);
-        if (buf != NULL)
-            memcpy(buf, w->buf, (size_t)w->len);
-    }
-    if (buf == NULL) {
-        PyErr_NoMemory();
-        return ERROR;
-    }
-    w->buf = buf;
-    w->cap = cap;
-    w->heap = 1;
-    return OK;
-}
-
-static inline int
-reserve(Writer *w, Py_ssize_t need)
-{
-    if (w->cap - w->len >= need)
-        return OK;
-    return grow(w, need);
-}
+typedef CJBuf Writer;
 
 static inline int
 put(Writer *w, const char *s, Py_ssize_t n)
 {
-    if (reserve(w, n) < 0)
-        return ERROR;
-    memcpy(w->buf + w->len, s, (size_t)n);
-    w->len += n;
-    return OK;
+    return cj_put(w, s, n) < 0 ? ERROR : OK;
 }
 
 static inline int
 putc1(Writer *w, char c)
 {
-    if (reserve(w, 1) < 0)
-        return ERROR;
-    w->buf[w->len++] = c;
-    return OK;
-}
-
-/* ESC[c] for c < 0x80: 0 = written raw, 'u' = \u00xx, else the letter after the backslash */
-static char ESC[128];
-static const char HEX[] = "0123456789abcdef";
-#define ONES UINT64_C(0x0101010101010101)
-
-static void
-init_tables(void)
-{
-    for (int c = 0; c < 0x20; c++)
-        ESC[c] = 'u';
-    ESC['"'] = '"';
-    ESC['\\'] = '\\';
-    ESC['\n'] = 'n';
-    ESC['\r'] = 'r';
-    ESC['\t'] = 't';
-    ESC['\b'] = 'b';
-    ESC['\f'] = 'f';
-}
-
-/* write one code point below 0x80 that needs an escape; room for 6 bytes is reserved */
-static inline char *
-escape(char *p, Py_UCS4 c)
-{
-    char e = ESC[c];
-    *p++ = '\\';
-    if (e != 'u') {
-        *p++ = e;
-        return p;
-    }
-    *p++ = 'u';
-    *p++ = '0';
-    *p++ = '0';
-    *p++ = HEX[c >> 4];
-    *p++ = HEX[c & 15];
-    return p;
+    return cj_putc(w, c) < 0 ? ERROR : OK;
 }
 
 static int
@@ -153,67 +67,22 @@ write_str(Writer *w, PyObject *s)
 {
     Py_ssize_t n = PyUnicode_GET_LENGTH(s);
     const void *data = PyUnicode_DATA(s);
-    if (PyUnicode_IS_ASCII(s)) {
-        /* copy 8 bytes at a time while none of them needs an escape (< 0x20, '"', '\\') */
-        if (reserve(w, n + 2) < 0)
-            return ERROR;
-        const unsigned char *a = (const unsigned char *)data;
-        char *p = w->buf + w->len;
-        *p++ = '"';
-        Py_ssize_t i = 0;
-        for (; i + 8 <= n; i += 8) {
-            uint64_t x;
-            memcpy(&x, a + i, 8);
-            uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
-            /* high bit of a byte set where it is < 0x20 or zero after the xor (bytes are < 0x80) */
-            uint64_t hit = ((x - ONES * 0x20) | (q - ONES) | (b - ONES)) & ~x & (ONES * 0x80);
-            if (hit)
-                break;
-            memcpy(p + i, &x, 8);
-        }
-        while (i < n && !ESC[a[i]]) {
-            p[i] = (char)a[i];
-            i++;
-        }
-        if (i == n) {
-            p[n] = '"';
-            w->len += n + 2;
-            return OK;
-        }
-        /* an escape: the general loop below writes the whole string again */
-    }
+    if (PyUnicode_IS_ASCII(s)) /* ASCII is UTF-8 */
+        return cj_write_utf8(w, (const char *)data, n) < 0 ? ERROR : OK;
     int kind = PyUnicode_KIND(s);
     if (putc1(w, '"') < 0)
         return ERROR;
     for (Py_ssize_t start = 0; start < n; start += CHUNK) {
         Py_ssize_t end = n - start > CHUNK ? start + CHUNK : n;
-        if (reserve(w, 6 * (end - start)) < 0) /* at most 6 bytes per code point */
+        if (cj_reserve(w, 6 * (end - start)) < 0) /* at most 6 bytes per code point */
             return ERROR;
-        char *p = w->buf + w->len;
+        char *p = w->p + w->len;
         for (Py_ssize_t i = start; i < end; i++) {
-            Py_UCS4 c = PyUnicode_READ(kind, data, i);
-            if (c < 0x80) {
-                if (ESC[c])
-                    p = escape(p, c);
-                else
-                    *p++ = (char)c;
-            } else if (c < 0x800) {
-                *p++ = (char)(0xC0 | (c >> 6));
-                *p++ = (char)(0x80 | (c & 0x3F));
-            } else if (c < 0x10000) {
-                if (c >= 0xD800 && c <= 0xDFFF)
-                    return DECLINE; /* lone surrogate: not encodable */
-                *p++ = (char)(0xE0 | (c >> 12));
-                *p++ = (char)(0x80 | ((c >> 6) & 0x3F));
-                *p++ = (char)(0x80 | (c & 0x3F));
-            } else {
-                *p++ = (char)(0xF0 | (c >> 18));
-                *p++ = (char)(0x80 | ((c >> 12) & 0x3F));
-                *p++ = (char)(0x80 | ((c >> 6) & 0x3F));
-                *p++ = (char)(0x80 | (c & 0x3F));
-            }
+            p = cj_put_cp(p, PyUnicode_READ(kind, data, i));
+            if (p == NULL)
+                return DECLINE; /* lone surrogate: not encodable */
         }
-        w->len = p - w->buf;
+        w->len = p - w->p;
     }
     return putc1(w, '"');
 }
@@ -226,16 +95,7 @@ write_int(Writer *w, PyObject *v)
     if (overflow == 0) {
         if (x == -1 && PyErr_Occurred())
             return ERROR;
-        char tmp[24];
-        char *end = tmp + sizeof(tmp), *p = end;
-        unsigned long long u = x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x;
-        do {
-            *--p = (char)('0' + u % 10);
-            u /= 10;
-        } while (u);
-        if (x < 0)
-            *--p = '-';
-        return put(w, p, end - p);
+        return cj_put_int(w, x) < 0 ? ERROR : OK;
     }
     PyObject *text = PyLong_Type.tp_repr(v); /* what json's encoder calls */
     if (text == NULL) {
@@ -258,37 +118,12 @@ write_float(Writer *w, PyObject *v)
             return put(w, "-Infinity", 9);
         return put(w, "NaN", 3);
     }
-    char *text = PyOS_double_to_string(x, 'r', 0, Py_DTSF_ADD_DOT_0, NULL); /* float.__repr__ */
+    char *text = cj_float_repr(x);
     if (text == NULL)
         return ERROR;
     int rc = put(w, text, (Py_ssize_t)strlen(text));
     PyMem_Free(text);
     return rc;
-}
-
-/* code point order of two str objects (Python's <) */
-static inline int
-str_cmp(PyObject *a, PyObject *b)
-{
-    Py_ssize_t la = PyUnicode_GET_LENGTH(a), lb = PyUnicode_GET_LENGTH(b);
-    Py_ssize_t n = la < lb ? la : lb;
-    int ka = PyUnicode_KIND(a), kb = PyUnicode_KIND(b);
-    const void *da = PyUnicode_DATA(a), *db = PyUnicode_DATA(b);
-    if (ka == PyUnicode_1BYTE_KIND && kb == PyUnicode_1BYTE_KIND) {
-        const unsigned char *ca = (const unsigned char *)da, *cb = (const unsigned char *)db;
-        if (n && ca[0] != cb[0]) /* keys mostly differ in their first character */
-            return ca[0] < cb[0] ? -1 : 1;
-        int c = memcmp(ca, cb, (size_t)n);
-        if (c)
-            return c;
-    } else {
-        for (Py_ssize_t i = 0; i < n; i++) {
-            Py_UCS4 ca = PyUnicode_READ(ka, da, i), cb = PyUnicode_READ(kb, db, i);
-            if (ca != cb)
-                return ca < cb ? -1 : 1;
-        }
-    }
-    return la < lb ? -1 : (la > lb ? 1 : 0);
 }
 
 typedef struct {
@@ -299,7 +134,7 @@ typedef struct {
 static int
 item_cmp(const void *a, const void *b)
 {
-    return str_cmp(((const Item *)a)->key, ((const Item *)b)->key);
+    return cj_str_cmp(((const Item *)a)->key, ((const Item *)b)->key);
 }
 
 static int write_value(Writer *w, PyObject *v);
@@ -341,7 +176,7 @@ write_dict(Writer *w, PyObject *d)
         for (Py_ssize_t i = 1; i < count; i++) {
             Item it = items[i];
             Py_ssize_t j = i;
-            while (j > 0 && str_cmp(items[j - 1].key, it.key) > 0) {
+            while (j > 0 && cj_str_cmp(items[j - 1].key, it.key) > 0) {
                 items[j] = items[j - 1];
                 j--;
             }
@@ -357,11 +192,11 @@ write_dict(Writer *w, PyObject *d)
     if ((rc = putc1(w, '{')) != OK)
         goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (i && (rc = putc1(w, ',')) != OK)
+        if (i && (rc = putc1(w, CJ_ITEM_SEP)) != OK)
             goto done;
         if ((rc = write_str(w, items[i].key)) != OK)
             goto done;
-        if ((rc = putc1(w, ':')) != OK)
+        if ((rc = putc1(w, CJ_KEY_SEP)) != OK)
             goto done;
         if ((rc = write_value(w, items[i].value)) != OK)
             goto done;
@@ -379,7 +214,7 @@ write_list(Writer *w, PyObject *l)
     if (putc1(w, '[') < 0)
         return ERROR;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(l); i++) {
-        if (i && putc1(w, ',') < 0)
+        if (i && putc1(w, CJ_ITEM_SEP) < 0)
             return ERROR;
         int rc = write_value(w, PyList_GET_ITEM(l, i));
         if (rc != OK)
@@ -434,11 +269,8 @@ write_value(Writer *w, PyObject *v)
 static PyObject *
 canonical(PyObject *Py_UNUSED(module), PyObject *value)
 {
-    Writer w;
-    w.buf = w.stack;
-    w.len = 0;
-    w.cap = STACK_BUF;
-    w.heap = 0;
+    char stack[STACK_BUF];
+    Writer w = {stack, 0, STACK_BUF, stack};
     int entered = 0, rc = OK;
     for (; entered < MARGIN; entered++) {
         if ((rc = enter()) != OK)
@@ -450,11 +282,10 @@ canonical(PyObject *Py_UNUSED(module), PyObject *value)
         Py_LeaveRecursiveCall();
     PyObject *result = NULL;
     if (rc == OK)
-        result = PyBytes_FromStringAndSize(w.buf, w.len);
+        result = PyBytes_FromStringAndSize(w.p, w.len);
     else if (rc == DECLINE)
         result = Py_NewRef(Py_None);
-    if (w.heap)
-        PyMem_Free(w.buf);
+    cj_free(&w);
     return result;
 }
 
@@ -471,6 +302,6 @@ static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "_canonical_native
 PyMODINIT_FUNC
 PyInit__canonical_native(void)
 {
-    init_tables();
+    cj_init();
     return PyModule_Create(&moduledef);
 }

@@ -11,6 +11,7 @@ from groundwork.core import native
 from groundwork.core.pyrepr import pyrepr, pystr
 
 REGISTERED = ("dd-envelope-json-v1", "dd-input-json-v1", "dd-json-document-v1", "json-sorted-utf8-v1")
+PROJECTED = "json-sorted-utf8-v1"  # the one that hashes a projection of the record (project_fairsharing)
 FAIRSHARING_FIELDS = ("fairsharing_id", "doi", "name", "abbreviation", "record_type", "status",
                       "description", "subjects", "domains")
 
@@ -82,7 +83,7 @@ def sha256_hex(data: bytes) -> str:
 
 
 def project_fairsharing(record: dict) -> dict:
-    """json-sorted-utf8-v1 projection: the 9 FAIRsharing fields, lists as sorted str() items."""
+    """The PROJECTED canonicalisation's projection: the FAIRSHARING_FIELDS, lists as sorted str() items."""
     out = {}
     for key in FAIRSHARING_FIELDS:
         v = record.get(key)
@@ -100,7 +101,7 @@ def project(name, record):
     """Project a record under canonicalisation ``name``; raise CanonicalisationError if unknown."""
     if not isinstance(name, str) or name not in REGISTERED:
         raise CanonicalisationError(unknown_message(name))
-    if name == "json-sorted-utf8-v1":
+    if name == PROJECTED:
         return project_fairsharing(record)
     return record
 

@@ -169,11 +169,6 @@ def vstr(value) -> str:
         return fix_surrogates(s)
 
 
-def vstr_opt(value, present: bool = True) -> str | None:
-    """vstr() or NULL (None) when the key is absent."""
-    return vstr(value) if present else None
-
-
 def json_type(value) -> str | None:
     """JSON type name of a parsed value; None for JSON null."""
     if value is None:

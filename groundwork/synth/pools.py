@@ -38,8 +38,6 @@ PRINCIPALS = (
      "principal_kind": "person", "assurance": "asserted"},
 )
 
-MODELS = ("claude-opus-5", "claude-sonnet-5", "gpt-5-mini")
-
 _WORDS = ("Soil", "Ocean", "Genome", "Protein", "Climate", "Clinical", "Agricultural", "Marine",
           "Neuro", "Imaging", "Chemical", "Ecology", "Plant", "Microbial", "Seismic", "Urban",
           "Linguistic", "Archival", "Données", "Café", "Metabolome", "Cell", "Rock", "Forest")

@@ -18,7 +18,6 @@ from groundwork.core.canonical import content_hash, project
 from groundwork.synth.build import Built, Ev, Ref, Run, uuid7
 from groundwork.synth.pools import FC_REF, FS_REF, FS_STALE, PRINCIPALS, PROBLEM_BASE, Record, pools
 
-CONDUCTOR = "data-director-workbench"
 _ALT_CANON = ("json-sorted-utf8-v2", "dd-json-v1", "sha256-raw")
 
 

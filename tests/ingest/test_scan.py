@@ -1,8 +1,7 @@
 """groundwork.ingest.scan.list_and_read (one pass: open the run folder once, read its regular files relative
-to it; a C fast path for folders of regular files only) gives exactly what list_run followed by
-read_files gives -- the unchanged two-step path, used here as the oracle -- for every run folder
-of the corpus, the example archive, a synthetic archive and hostile folders, with the C fast path
-on and off, and leaves no file descriptor open."""
+to it) gives exactly what list_run followed by read_files gives -- the unchanged two-step path,
+used here as the oracle -- for every run folder of the corpus, the example archive, a synthetic
+archive and hostile folders, and leaves no file descriptor open."""
 
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ from groundwork.ingest import scan
 from groundwork.ingest.scan import list_and_read, list_run, read_files
 
 from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS, synthetic_runs
-from native_support import built
 
 ARCHIVES = [CORPUS_RUNS, EXAMPLE_RUNS]
 
@@ -39,14 +37,6 @@ def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-@pytest.fixture(params=["python", "native"])
-def mode(request, monkeypatch):
-    """list_and_read with its C fast path switched off / on (on: skipped when not built)."""
-    native = built("groundwork.ingest._scan_native") if request.param == "native" else None
-    monkeypatch.setattr(scan, "_scan_native", native)
-    return native
-
-
 def agree(runs: Path, names, links=()) -> None:
     root = str(runs)
     root_real = os.path.realpath(root)
@@ -65,15 +55,13 @@ def synth_runs(tmp_path_factory):
 
 
 @pytest.mark.parametrize("runs", ARCHIVES, ids=["corpus", "example"])
-def test_archive_folders_agree(runs, mode):
+def test_archive_folders_agree(runs):
     names = sorted(p.name for p in runs.iterdir() if p.is_dir() and p.name != "schemas")
     assert len(names) >= 50
     agree(runs, names)
-    if mode is not None:  # every real run folder holds regular files only: the C path reads it
-        assert all(mode.read_folder(str(runs / n)) is not None for n in names)
 
 
-def test_synthetic_folders_agree(synth_runs, mode):
+def test_synthetic_folders_agree(synth_runs):
     names = sorted(p.name for p in synth_runs.iterdir() if p.is_dir() and p.name != "schemas")
     assert len(names) >= 50
     agree(synth_runs, names)
@@ -146,7 +134,7 @@ def hostile(tmp_path):
     shutil.rmtree(tmp_path, ignore_errors=True)
 
 
-def test_hostile_folders_agree(hostile, mode):
+def test_hostile_folders_agree(hostile):
     names = sorted(os.listdir(hostile)) + ["vanished"]  # a run folder gone since the archive listing
     agree(hostile, names, links={"link-inside", "link-outside"})
     got = list_and_read(str(hostile), str(hostile), "hostile")
@@ -167,8 +155,3 @@ def test_hostile_folders_agree(hostile, mode):
     assert list_and_read(str(hostile), str(hostile), "vanished").reject[0] == "unreadable"
     assert list(list_and_read(str(hostile), str(hostile), "plain").files) == [
         "B-upper", "empty.txt", "envelope.json", "spans.jsonl"]
-    if mode is not None:  # the C path declines everything but regular files with ASCII names
-        for name in ("hostile", "fifo-only", "utf8-only", "a-file", "vanished"):
-            assert mode.read_folder(str(hostile / name)) is None, name
-        assert mode.read_folder(str(hostile / "empty-run")) == []
-        assert mode.read_folder(str(hostile / "link-inside")) is not None

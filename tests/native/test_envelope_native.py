@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from groundwork.core import canonical
+from groundwork.ingest import envelope as E
 from groundwork.ingest import parse as P
 from groundwork.ingest.envelope import delegation_rows, envelope_columns, evidence_rows, payload_rows, request_columns
 from groundwork.ingest.issues import Issues
@@ -381,3 +382,61 @@ def test_seeded_mutations_are_often_accepted():
     assert sum(taken.values()) > 0.4 * sum(tried.values())
     for kind in ("agent_id", "payload", "evidence", "delegations", "outcome", "telemetry"):
         assert taken[kind] > 20, (kind, taken, tried)
+
+
+# ------------------------------------------------------------------ constants given by Python
+
+
+def configure(**over):
+    args = {"run_columns": E.ENVELOPE_COLUMNS, "payload": E.PAYLOAD_FIELDS, "evidence": E.EVIDENCE_FIELDS,
+            "delegations": E.DELEGATION_FIELDS, "registered": canonical.REGISTERED, "projected": canonical.PROJECTED,
+            "projection": canonical.FAIRSHARING_FIELDS, "withheld": E.WITHHELD_TYPE, **over}
+    native.configure(*args.values())
+
+
+@pytest.fixture
+def restore_configuration():
+    yield
+    configure()
+
+
+@pytest.mark.parametrize("over, message", [
+    ({"run_columns": E.ENVELOPE_COLUMNS[:-1]}, "the runs row has 21 columns; this C path fills 22"),
+    ({"evidence": E.EVIDENCE_FIELDS + ("x",)}, "the evidence row has 19 columns"),
+    ({"payload": ("invocation_id", "ord", "path", "kind", "source_id", "content_hash", "value")},
+     "payload_refs column 'value' is not one this C path fills"),
+    ({"delegations": E.DELEGATION_FIELDS[:-1] + ("ord",)}, "delegations column 'ord' is given twice"),
+    ({"projected": "json-sorted-utf8-v2"}, "the projected canonicalisation 'json-sorted-utf8-v2' is not registered"),
+    ({"projection": ("doi", "name", "doi")}, "a projection field is given twice"),
+])
+def test_configure_refuses_constants_that_do_not_fit(over, message, restore_configuration):
+    with pytest.raises(ValueError, match=message):
+        configure(**over)
+    assert check_envelope(ACCEPTED["base"])  # the configuration in force is untouched
+
+
+def test_rows_follow_the_constants_python_gives(restore_configuration):
+    """Column orders, registered names, the projection's fields and the withheld problem type
+    all come from Python at load: changed there, the C path follows."""
+    data = ACCEPTED["base"]
+    cols, pay, ev, dl = native.envelope(data, "inv-1", True, iso_to_us_opt, sha256)
+    configure(run_columns=E.ENVELOPE_COLUMNS[::-1], payload=E.PAYLOAD_FIELDS[::-1],
+              evidence=E.EVIDENCE_FIELDS[::-1], delegations=E.DELEGATION_FIELDS[::-1])
+    got = native.envelope(data, "inv-1", True, iso_to_us_opt, sha256)
+    assert got == (cols[::-1], [r[::-1] for r in pay], [r[::-1] for r in ev], [r[::-1] for r in dl])
+    # the projection: fields in any order hash alike (the canonical form sorts them); fewer fields
+    # hash as canonical.project_fairsharing would with fewer
+    computed = E.EVIDENCE_FIELDS.index("computed_hash")
+    configure(projection=canonical.FAIRSHARING_FIELDS[::-1])
+    assert native.envelope(data, "inv-1", True, iso_to_us_opt, sha256)[2][0][computed] == ev[0][computed]
+    configure(projection=("name", "doi"))
+    record = base()["evidence"][0]["content"]
+    want = canonical.sha256_hex(canonical.canonical_bytes({"name": record.get("name"), "doi": record.get("doi")}))
+    assert native.envelope(data, "inv-1", True, iso_to_us_opt, sha256)[2][0][computed] == want
+    configure(registered=canonical.REGISTERED[1:])  # dd-envelope-json-v1 no longer registered: declined
+    assert native.envelope(with_(["evidence", 1, "canonicalisation"], "dd-envelope-json-v1"), "inv-1", True,
+                           iso_to_us_opt, sha256) is None
+    withheld = ACCEPTED["withheld"]
+    assert native.envelope(withheld, "inv-1", True, iso_to_us_opt, sha256)[0][E.ENVELOPE_COLUMNS.index("withheld")] is True
+    configure(withheld="https://example.org/other")
+    assert native.envelope(withheld, "inv-1", True, iso_to_us_opt, sha256)[0][E.ENVELOPE_COLUMNS.index("withheld")] is False

@@ -24,6 +24,7 @@ from groundwork.ingest.issues import Issues
 from groundwork.core.jsontext import iso_times, may_hold_surrogate, needs_exact_bytes
 from groundwork.ingest.parse import parse_run
 from groundwork.ingest.scan import FileEntry, RunListing, list_and_read
+from groundwork.ingest.tables import to_arrow
 
 from ingest_support import CORPUS_RUNS, EXAMPLE_RUNS, synthetic_runs
 from native_support import built
@@ -371,3 +372,73 @@ def test_mutated_span_files_agree(docs, kind, seed, compact):
     taken = check(mutated)
     if kind in KEEPS_FAST_PATH:
         assert taken, f"{kind}: declined"
+
+
+# ------------------------------------------------------------------ constants given by Python
+
+
+def configure(fields=spans.FIELDS, owned=spans.OWNED, owned_columns=spans.OWNED_COLUMNS,
+              grounding_mode=spans.GROUNDING_MODE):
+    native.configure(fields, owned, owned_columns, grounding_mode)
+
+
+@pytest.fixture
+def restore_configuration():
+    yield
+    configure()
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"fields": spans.FIELDS[:-1]}, "the span row has 29 columns; this C path fills 30"),
+    ({"fields": spans.FIELDS + ("extra",)}, "the span row has 31 columns"),
+    ({"fields": ("nom",) + spans.FIELDS[1:]}, "span column 'nom' is not one this C path fills"),
+    ({"fields": spans.FIELDS[:-1] + ("ord",)}, "span column 'ord' is given twice"),
+    ({"owned_columns": spans.OWNED_COLUMNS[:-1]}, "10 owned attributes but 9 owned columns"),
+    ({"grounding_mode": "dd.mode"}, "grounding_mode 'dd.mode' is not an owned attribute"),
+])
+def test_configure_refuses_constants_that_do_not_fit(args, message, restore_configuration):
+    """A row width or column list out of step with the C file is an error at load, and a refused
+    call leaves the configuration as it was (the rows below still come out right)."""
+    with pytest.raises(ValueError, match=message):
+        configure(**args)
+    (row,) = native.sdk_rows(lines(span()), "inv", iso_times)
+    assert len(row) == len(spans.FIELDS)
+    assert check(lines(span(), span(name="x")))
+
+
+def test_rows_follow_the_column_order_and_owned_keys_python_gives(restore_configuration):
+    """The C path builds its rows in the order of spans.FIELDS and copies the attributes of
+    spans.OWNED, as given at load: a change there needs no change in C."""
+    text = lines(span(), span(attributes={"dd.model_id": "m-1", "dd.grounding_mode": "none"}, name="child"))
+    want = native.sdk_rows(text, "inv", iso_times)
+    backwards = spans.FIELDS[::-1]
+    configure(fields=backwards)
+    assert native.sdk_rows(text, "inv", iso_times) == [row[::-1] for row in want]
+    keep = [i for i, key in enumerate(spans.OWNED) if key != "dd.model_id"]
+    fewer = tuple(f for f in spans.FIELDS if f != "dd_model_id")
+    configure(fields=fewer, owned=tuple(spans.OWNED[i] for i in keep),
+              owned_columns=tuple(spans.OWNED_COLUMNS[i] for i in keep))
+    dropped = spans.FIELDS.index("dd_model_id")
+    assert native.sdk_rows(text, "inv", iso_times) == [row[:dropped] + row[dropped + 1:] for row in want]
+
+
+def test_a_c_path_out_of_step_with_python_is_not_used():
+    """native.load: a configure that refuses the constants gives the Python path and a warning."""
+    with pytest.warns(RuntimeWarning, match="does not match this groundwork"):
+        got = groundwork_native.load("groundwork.ingest._spans_native",
+                                     lambda c: c.configure(spans.FIELDS[:-1], spans.OWNED, spans.OWNED_COLUMNS,
+                                                           spans.GROUNDING_MODE))
+    assert got is None
+    assert spans._native is native  # the module's own configuration is untouched
+    assert check(lines(span()))
+
+
+def test_rows_go_into_the_spans_table_by_column_name(restore_configuration):
+    """tables.to_arrow puts each value into its column by name, whatever order the rows use."""
+    text = lines(span(), span(name="child", parent_id="0x7e2f79a3ee65b5fd"))
+    want = to_arrow("spans", native.sdk_rows(text, "inv", iso_times), spans.FIELDS)
+    configure(fields=spans.FIELDS[::-1])
+    assert to_arrow("spans", native.sdk_rows(text, "inv", iso_times), spans.FIELDS[::-1]).equals(want)
+    assert want.column("name").to_pylist() == ["invoke_agent", "child"]
+    with pytest.raises(ValueError, match="spans rows have the columns"):
+        to_arrow("spans", native.sdk_rows(text, "inv", iso_times), spans.FIELDS[:-1] + ("end_ns",))
