@@ -145,7 +145,7 @@ def by_rule_mode(con, p: Passes) -> dict:
         mode_totals[r["mode"]] = mode_totals.get(r["mode"], 0) + r["violations"]
     known = ["retrieval", "input_only", "none", "delegation"]
     modes = [m for m in known if m in mode_totals]
-    others = sorted((m for m in mode_totals if m not in known), key=lambda m: -mode_totals[m])
+    others = sorted((m for m in mode_totals if m not in known), key=lambda m: (-mode_totals[m], m))  # ties by name: the same page every night
     # Hostile or broken modes are bounded: the 6 most frequent are shown, the rest summed.
     shown_others = others[:6]
     rest = others[6:]

@@ -318,3 +318,16 @@ def test_timeline_places_spans_in_the_tree_and_survives_cycles():
     tl = runpage.timeline(placed, ["G0: span 'retrieval' (orphan) does not descend from invoke_agent"])
     named = [r["label"] for r in tl["rows"] if r["named"]]
     assert len(named) == 1 and "orphan" in named[0] and "outside the tree" in named[0]
+
+
+def test_unusual_modes_with_equal_counts_keep_one_column_order_whatever_order_sql_returns(monkeypatch):
+    """The rule x mode matrix of fleet.html / summary.json orders unusual modes by count, then by
+    name: two nights over the same warehouse give the same page (SQL returns tied groups in any order)."""
+    rows = [{"code": "G1", "mode": "telepathy", "violations": 2}, {"code": "G1", "mode": "(none)", "violations": 2},
+            {"code": "G1", "mode": "retrieval", "violations": 5}, {"code": "G2", "mode": "zz", "violations": 1}]
+    seen = []
+    for order in (rows, rows[::-1]):
+        monkeypatch.setattr(data, "_rows", lambda con, name, **params: list(order))
+        seen.append(data.by_rule_mode(None, data.Passes(lint_id=1, verify_id=None)))
+    assert seen[0] == seen[1]
+    assert seen[0]["modes"] == ["retrieval", "(none)", "telepathy", "zz"]
