@@ -46,10 +46,6 @@ _NAME = "groundwork-ipc"
 _generations = itertools.count(1)
 
 
-def _aligned(n: int) -> int:
-    return (n + ALIGN - 1) // ALIGN * ALIGN
-
-
 def _rounded(n: int) -> int:
     return (n + (1 << 16) - 1) >> 16 << 16  # whole 64 KiB (the mapping is populated whole)
 
