@@ -218,6 +218,11 @@ class Slots:
         self.used += 1
         return res
 
+    def in_use(self) -> int:
+        """Slots whose memory results received here still refer to (``receive`` to ``release``)."""
+        with self.cond:
+            return sum(1 for slot in self.slots if slot.view is not None)
+
     def release(self, res) -> None:
         """The writer is done with ``res``: drop its buffers and give its slot back (to limbo
         while something still refers to the slot's memory)."""
