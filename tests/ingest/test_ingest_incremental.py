@@ -252,7 +252,7 @@ def test_kill_at_a_transaction_boundary_then_rerun_equals_a_clean_ingest(tmp_pat
 
 
 # kill_at: the first result (parser processes busy, nothing committed yet); the result that hands
-# the first batch to the writer (5 tasks of 9 runs = 45, so the writer is inside its transaction);
+# the first batch to the writer (5 tasks of 9 runs = 45: the writer starts its first transaction);
 # about half way (batches committed, one being written)
 @pytest.mark.parametrize("kill_at", [1, 45, 150])
 def test_kill_at_an_arbitrary_moment_with_workers_then_rerun_equals_a_clean_ingest(tmp_path, big_archive, kill_at):
