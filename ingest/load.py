@@ -120,7 +120,7 @@ class _Pool:
     def __enter__(self):
         if self.workers > 0 and self.ex is None:
             self.ex = ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("spawn"),
-                                          initializer=_worker_init)
+                                          initializer=_worker_init, initargs=(os.getpid(),))
         return self
 
     def __exit__(self, *exc):
@@ -164,7 +164,13 @@ class _Pool:
 
     def _result(self, future, slot):
         res = future.result()
-        return res if slot is None else self.slots.receive(slot, res)
+        if slot is None:
+            return res
+        res = self.slots.receive(slot, res)
+        # GROUNDWORK_INGEST_CRASH=slots-in-use:n (the kill -9 transport test): killed once n
+        # slots hold results this process received, a state its own progress reaches
+        _crash_point("slots-in-use", self.slots.in_use)
+        return res
 
 
 class _Borrowed:

@@ -46,10 +46,6 @@ _NAME = "groundwork-ipc"
 _generations = itertools.count(1)
 
 
-def _aligned(n: int) -> int:
-    return (n + ALIGN - 1) // ALIGN * ALIGN
-
-
 def _rounded(n: int) -> int:
     return (n + (1 << 16) - 1) >> 16 << 16  # whole 64 KiB (the mapping is populated whole)
 
@@ -221,6 +217,11 @@ class Slots:
         res.slot = index
         self.used += 1
         return res
+
+    def in_use(self) -> int:
+        """Slots whose memory results received here still refer to (``receive`` to ``release``)."""
+        with self.cond:
+            return sum(1 for slot in self.slots if slot.view is not None)
 
     def release(self, res) -> None:
         """The writer is done with ``res``: drop its buffers and give its slot back (to limbo

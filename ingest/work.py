@@ -51,15 +51,20 @@ _CRASH = os.environ.get("GROUNDWORK_INGEST_CRASH")  # fault injection for the ki
 _crash_counts: dict[str, int] = {}
 
 
-def _crash_point(point: str) -> None:
-    """SIGKILL this process the n-th time ``point`` is reached (only when GROUNDWORK_INGEST_CRASH
-    is set; tests use it to kill an ingest, or a parser process, at exact moments)."""
+def _crash_point(point: str, level=None) -> None:
+    """SIGKILL this process the n-th time ``point`` is reached or, with ``level`` (a function
+    returning a count), once that count is at least n (only when GROUNDWORK_INGEST_CRASH is set;
+    tests use it to kill an ingest, or a parser process, at exact moments or states)."""
     if _CRASH is None:
         return
     name, _, n = _CRASH.partition(":")
     if name == point:
-        _crash_counts[point] = _crash_counts.get(point, 0) + 1
-        if _crash_counts[point] == int(n or 1):
+        if level is None:
+            _crash_counts[point] = _crash_counts.get(point, 0) + 1
+            reached = _crash_counts[point]
+        else:
+            reached = level()
+        if reached >= int(n or 1):
             os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -170,7 +175,7 @@ def process_index_lines(lines: list[tuple[int, bytes]]) -> tuple[list[tuple], li
     return out, problems
 
 
-def _worker_init() -> None:
+def _worker_init(parent: int) -> None:
     """Parser processes run without the cyclic garbage collector (parsing makes no reference
     cycles; collections cost 2-3 % of the parse time) and yield the CPU to the process writing
     the warehouse: with every core busy, a writer that falls behind leaves a serial tail of
@@ -181,8 +186,9 @@ def _worker_init() -> None:
     tables were built in freshly faulted pages: 247 instead of 256-276 us of CPU per run.
 
     They exit when the main process does, even by ``kill -9`` (else they would wait for tasks
-    forever, holding their memory and the shared-memory slots they have open)."""
-    _exit_with_parent()
+    forever, holding their memory and the shared-memory slots they have open). ``parent`` is
+    the pid of the main process."""
+    _exit_with_parent(parent)
     gc.disable()
     pa.set_memory_pool(pa.system_memory_pool())
     try:
@@ -191,15 +197,19 @@ def _worker_init() -> None:
         pass
 
 
-def _exit_with_parent() -> None:
-    """End this process as soon as its parent is gone: a thread waits on a pidfd of the parent
-    (Linux), or checks every second where there is none."""
-    parent = os.getppid()
+def _exit_with_parent(parent: int) -> None:
+    """End this process as soon as its parent ``parent`` is gone: a thread waits on a pidfd of the
+    parent (Linux), or checks every second where there is none.
+
+    The parent's pid is given, not read here: a parser process still starting when the main
+    process was killed has already been re-parented by then, and would watch its new parent."""
     try:
         fd = os.pidfd_open(parent)
+    except ProcessLookupError:  # gone already
+        os._exit(1)
     except (AttributeError, OSError):
         fd = None
-    if os.getppid() != parent:  # gone already
+    if os.getppid() != parent:  # gone already (the pidfd, if any, may be of a reused pid)
         os._exit(1)
 
     def watch():

@@ -15,15 +15,11 @@ from pathlib import Path
 
 import pytest
 
+import groundwork.ingest as ingest
+from groundwork.checks.drift import drift
 from groundwork.core.warehouse import connect
 from cli_support import run_cli
 from reference import sources as refsrc
-
-ingest = pytest.importorskip("ingest")
-if not hasattr(ingest, "ingest_archive"):
-    pytest.skip("ingest.ingest_archive not available yet", allow_module_level=True)
-
-from groundwork.checks.drift import drift  # noqa: E402
 
 CORPUS = Path(__file__).parent.parent / "fixtures" / "corpus"
 OLD, NEW, SAME = "snapshot:corpus-records-v1", "snapshot:corpus-records-v2", "snapshot:corpus-records-copy"

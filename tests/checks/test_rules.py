@@ -135,12 +135,25 @@ def test_rule_file_runs_on_the_empty_schema(rule):
     assert set(rule.order) <= set(names), "order columns must be result columns"
 
 
-@pytest.mark.parametrize("rule", LINT, ids=lambda r: r.stem)
-def test_lint_rule_has_a_message_template_and_cases(rule):
+@pytest.mark.parametrize("rule", [r for r in ALL if r.code != "S0"], ids=lambda r: r.stem)
+def test_every_rule_that_reports_violations_has_its_message_template(rule):
+    """messages/<stem>.txt.j2 for lint rules, findings and source rules alike (S0 lists unresolved
+    items, never a violation: it has no message, docs/rules.md#s0)."""
+    assert rule.template == f"messages/{rule.stem}.txt.j2"
     assert (TEMPLATES_DIR / rule.template).is_file()
-    cases = [p.stem for p in (CASES_DIR / rule.code).glob("*.json")]
-    assert any(c.startswith("pass_") for c in cases), f"tests/rules/{rule.code}/ needs a pass_ case"
-    assert any(c.startswith("fail_") for c in cases), f"tests/rules/{rule.code}/ needs a fail_ case"
+
+
+@pytest.mark.parametrize("rule", ALL, ids=lambda r: r.stem)
+def test_every_rule_file_has_its_case_folder(rule):
+    """One case folder per rule file, named by its stem (tests/rules/README.md), source rules included."""
+    cases = [p.stem for p in (CASES_DIR / rule.stem).glob("*.json")]
+    assert any(c.startswith("pass_") for c in cases), f"tests/rules/{rule.stem}/ needs a pass_ case"
+    assert any(c.startswith("fail_") for c in cases), f"tests/rules/{rule.stem}/ needs a fail_ case"
+
+
+def test_every_case_folder_belongs_to_a_rule_file():
+    folders = {p.name for p in CASES_DIR.iterdir() if p.is_dir()}
+    assert folders == {rule.stem for rule in ALL}
 
 
 @pytest.mark.parametrize("rule", [r for r in LINT if r.kind == "rule"], ids=lambda r: r.stem)

@@ -1,17 +1,23 @@
-"""Per-rule cases: tests/rules/<CODE>/{pass,fail}_*.json, each a small run loaded through the real
-ingest (ingest.load_single) and linted with every rule.
+"""Per-rule cases: tests/rules/<STEM>/{pass,fail}_*.json, one folder per rule file of sql/rules/
+(named by its stem: G1/, G0_tree/, S1/), each case a small run loaded through the real ingest
+(ingest.load_single) and checked with every rule: linted for the lint rules, source-checked
+(verify) against the sources.yaml the case provides for the source rules. The layout and the case
+format are described in tests/rules/README.md.
 
 A case file holds ``mode``, ``spans`` (compact span records, see ``span_line``), ``envelope``
 (keys merged into a default succeeded envelope; ``$drop`` lists keys to remove) and ``expect``:
-the exact messages the workbench reports under the folder's code, in order (empty for pass_
+the exact messages the workbench reports under the rule's code, in order (empty for pass_
 cases). Optional: ``report`` (exact grounding.txt), ``status``, ``root_attrs`` / ``root_raw``
 (changes to the invoke_agent span; an attribute set to null is removed), ``children`` (runs
-loaded beside it, for delegation findings). Expected texts were written by hand from spec 6.3
-and Appendix A, never produced by groundwork.
+loaded beside it, for delegation findings). A source-rule case adds ``sources`` (the copies its
+sources.yaml lists, see ``write_sources``) and ``report`` is its exact sources.txt; for S0,
+``expect`` is the unresolved items. Expected texts were written by hand from docs/rules.md (the
+workbench's behaviour), never produced by groundwork.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -19,11 +25,16 @@ from pathlib import Path
 import pytest
 
 import groundwork.ingest as ingest
+from groundwork.checks import rules
 from groundwork.checks.lint import lint_warehouse
+from groundwork.checks.verify import verify_warehouse
 from groundwork.core.warehouse import connect
 
 CASES_DIR = Path(__file__).parent.parent / "rules"
 CASES = sorted(CASES_DIR.glob("*/*.json"))
+RULES = {rule.stem: rule for rule in rules.load_rules(kinds=rules.KINDS)}  # folder name -> rule file
+LINT_KEYS = {"about", "mode", "spans", "envelope", "expect"}
+SOURCE_KEYS = {"about", "mode", "envelope", "sources", "expect", "report"}
 INV = "01a06cdb-985f-7375-9aa2-37be29f0f2a8"
 BASE = datetime(2026, 11, 30, 2, 0, 0, tzinfo=timezone.utc)
 
@@ -84,10 +95,23 @@ def write_run(folder: Path, case: dict) -> tuple[Path, Path]:
     return spans_path, envelope_path
 
 
-@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_rule_case(path: Path, tmp_path: Path) -> None:
-    case = json.loads(path.read_text(encoding="utf-8"))
-    code = path.parent.name
+def write_sources(folder: Path, copies: list[dict]) -> Path:
+    """A sources.yaml pinning one data file per copy: ``snapshot_refs``, ``id_field`` and either
+    ``records`` (written as JSON Lines, one compact object a line) or ``data`` (the file's exact
+    text); the pin is the SHA-256 of the bytes written, so every copy loads."""
+    entries = []
+    for i, copy in enumerate(copies):
+        text = copy["data"] if "data" in copy else "".join(json.dumps(r) + "\n" for r in copy["records"])
+        data = text.encode("utf-8")
+        (folder / f"copy{i}.data").write_bytes(data)
+        entries.append({"snapshot_refs": copy["snapshot_refs"], "path": f"copy{i}.data",
+                        "id_field": copy["id_field"], "sha256": hashlib.sha256(data).hexdigest()})
+    path = folder / "sources.yaml"
+    path.write_text(json.dumps({"sources": entries}), encoding="utf-8")  # JSON is YAML
+    return path
+
+
+def lint_case(case: dict, code: str, tmp_path: Path) -> None:
     con = connect(":memory:")
     try:
         for i, child in enumerate(case.get("children", [])):
@@ -105,10 +129,39 @@ def test_rule_case(path: Path, tmp_path: Path) -> None:
         assert verdict.status == case["status"]
 
 
+def source_case(case: dict, code: str, tmp_path: Path) -> None:
+    """The source check (docs/rules.md#S0, #S1, #S2) of the case's run against its copies."""
+    sources = write_sources(tmp_path, case["sources"])
+    con = connect(":memory:")
+    try:
+        ingest.load_single(con, *write_run(tmp_path / "run", case))
+        [verdict] = verify_warehouse(con, sources, record=False).runs
+    finally:
+        con.close()
+    if code == "S0":  # unresolved items: never a violation, listed in sources.txt
+        reported = verdict.unresolved
+    else:
+        reported = [m for c, m in zip(verdict.codes, verdict.violations) if c == code]
+    assert reported == case["expect"], case["about"]
+    assert verdict.text == case["report"], case["about"]
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_rule_case(path: Path, tmp_path: Path) -> None:
+    case = json.loads(path.read_text(encoding="utf-8"))
+    rule = RULES[path.parent.name]
+    if rule.kind == "source":
+        source_case(case, rule.code, tmp_path)
+    else:
+        lint_case(case, rule.code, tmp_path)
+
+
 def test_every_case_file_is_named_and_shaped_as_a_case() -> None:
     assert CASES, "no rule cases found"
     for path in CASES:
         case = json.loads(path.read_text(encoding="utf-8"))
+        rule = RULES.get(path.parent.name)
+        assert rule is not None, f"{path}: tests/rules/<folder> must be named after a file of sql/rules/"
         assert path.stem.startswith(("pass_", "fail_")), path
-        assert set(case) >= {"about", "mode", "spans", "envelope", "expect"}, path
+        assert set(case) >= (SOURCE_KEYS if rule.kind == "source" else LINT_KEYS), path
         assert bool(case["expect"]) == path.stem.startswith("fail_"), f"{path}: fail_ cases expect messages, pass_ cases none"

@@ -14,14 +14,10 @@ from pathlib import Path
 
 import pytest
 
+import groundwork.ingest as ingest
+from groundwork.checks.verify import verify_warehouse
 from groundwork.core.warehouse import connect
 from cli_support import run_cli
-
-ingest = pytest.importorskip("ingest")
-if not hasattr(ingest, "ingest_archive") or not hasattr(ingest, "load_single"):
-    pytest.skip("ingest.ingest_archive / load_single not available yet", allow_module_level=True)
-
-from groundwork.checks.verify import verify_warehouse  # noqa: E402
 
 CORPUS = Path(__file__).parent.parent / "fixtures" / "corpus"
 SOURCES = CORPUS / "sources.yaml"

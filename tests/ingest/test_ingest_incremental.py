@@ -9,13 +9,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from groundwork.core.warehouse import connect
 from groundwork.ingest import parsers
+from groundwork.ingest.load import SMALL
 from ingest_support import (CORPUS_RUNS, PASS_NONE, PASS_RETRIEVAL, archive, fresh_con, ingest, issues, run_row,
                             snapshot, span_lines, write_span_lines)
 
@@ -176,7 +176,7 @@ def test_ingest_settings_apply_during_the_ingest_and_are_restored(tmp_path):
 
 
 INGEST_SCRIPT = """
-import sys
+import signal, sys
 import duckdb
 from groundwork.core.warehouse import schema_sql
 from groundwork.ingest import ingest_archive
@@ -184,32 +184,45 @@ con = duckdb.connect(sys.argv[1])
 con.execute("BEGIN")  # the schema in one transaction: one fsync instead of one per statement
 con.execute(schema_sql())
 con.execute("COMMIT")
-ingest_archive(con, sys.argv[2], workers=int(sys.argv[3]), batch_runs=40)
+hold_at = int(sys.argv[4])
+
+def progress(done, total):
+    if hold_at and done >= hold_at:  # tell the test, then hold the main thread until its kill -9:
+        print(done, flush=True)      # the writer thread and the parser processes go on meanwhile
+        signal.pause()
+ingest_archive(con, sys.argv[2], workers=int(sys.argv[3]), batch_runs=40, progress=progress)
 con.close()
 """
 
 
-def _run_ingest(warehouse: Path, runs: Path, workers: int, crash: str | None = None, kill_after: float | None = None):
+def _run_ingest(warehouse: Path, runs: Path, workers: int, crash: str | None = None, kill_at: int = 0):
+    """Run an ingest in a new process group; with ``kill_at``, kill -9 the whole group once the
+    ingest has taken ``kill_at`` runs' results (it waits there, so the kill always lands mid-ingest,
+    wherever the writer thread and the parser processes have got to)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("GROUNDWORK_INGEST_CRASH", None)
     if crash:
         env["GROUNDWORK_INGEST_CRASH"] = crash
-    proc = subprocess.Popen([sys.executable, "-c", INGEST_SCRIPT, str(warehouse), str(runs), str(workers)],
+    proc = subprocess.Popen([sys.executable, "-c", INGEST_SCRIPT, str(warehouse), str(runs), str(workers), str(kill_at)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    if kill_after is not None:
-        time.sleep(kill_after)
-        try:
+    try:
+        if kill_at:
+            reached = proc.stdout.readline()  # the ingest's own signal, not a delay
             os.killpg(proc.pid, signal.SIGKILL)
+            assert int(reached or 0) >= kill_at, proc.communicate(timeout=600)[1].decode()
+        out, err = proc.communicate(timeout=600)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever failed above, no process is left behind
         except ProcessLookupError:
             pass
-    out, err = proc.communicate(timeout=300)
     return proc.returncode, err.decode()
 
 
 @pytest.fixture(scope="module")
 def big_archive(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("kill")
-    runs = clone_archive(tmp, 2)
+    runs = clone_archive(tmp, 3)  # 297 runs: at least ingest.load.SMALL, so workers=2 starts parser processes
     # some damage, so issues and unlintable runs take part too
     victim = sorted(p for p in runs.iterdir() if p.is_dir())[5]
     (victim / "spans.jsonl").write_bytes(b"\xef\xbb\xbf" + (victim / "spans.jsonl").read_bytes())
@@ -238,11 +251,16 @@ def test_kill_at_a_transaction_boundary_then_rerun_equals_a_clean_ingest(tmp_pat
     con.close()
 
 
-@pytest.mark.parametrize("delay", [0.6, 1.3])
-def test_kill_at_an_arbitrary_moment_with_workers_then_rerun_equals_a_clean_ingest(tmp_path, big_archive, delay):
+# kill_at: the first result (parser processes busy, nothing committed yet); the result that hands
+# the first batch to the writer (5 tasks of 9 runs = 45: the writer starts its first transaction);
+# about half way (batches committed, one being written)
+@pytest.mark.parametrize("kill_at", [1, 45, 150])
+def test_kill_at_an_arbitrary_moment_with_workers_then_rerun_equals_a_clean_ingest(tmp_path, big_archive, kill_at):
     runs, clean = big_archive
+    assert sum(1 for p in runs.iterdir() if p.is_dir()) >= SMALL  # parser processes, not an inline parse
     w = tmp_path / "w.duckdb"
-    _run_ingest(w, runs, 2, kill_after=delay)
+    rc, err = _run_ingest(w, runs, 2, kill_at=kill_at)
+    assert rc == -signal.SIGKILL, err
     rc, err = _run_ingest(w, runs, 2)
     assert rc == 0, err
     con = connect(w, read_only=True)
@@ -257,8 +275,8 @@ def test_second_writer_gets_one_line_naming_the_holder_and_exit_2(tmp_path):
     runs, _ = archive(tmp_path, PASS_RETRIEVAL)
     w = tmp_path / "w.duckdb"
     holder = subprocess.Popen([sys.executable, "-c",
-                               "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); time.sleep(60)",
-                               str(w)], stdout=subprocess.PIPE, text=True)
+                               "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('ready', flush=True); sys.stdin.read()",
+                               str(w)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # holds the lock until killed
     try:
         assert holder.stdout.readline().strip() == "ready"
         proc = subprocess.run([sys.executable, "-m", "groundwork.cli", "ingest", str(runs), "--warehouse", str(w)],

@@ -5,17 +5,12 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
+import groundwork.ingest as ingest
+from groundwork.checks import lint, verify
+from groundwork.core.warehouse import connect
 from property_support import Verdict, disagreements, reference_lint, reference_verify, sql_lint_verdicts
 from reference import sources as refsrc
 from strategies import RunFiles, dump_envelope, span_line, uuid7, write_archive, write_sources
-
-ingest = pytest.importorskip("ingest")
-lint = pytest.importorskip("groundwork.checks.lint")
-verify = pytest.importorskip("groundwork.checks.verify")
-
-from groundwork.core.warehouse import connect  # noqa: E402
 
 TRACE = "0x" + "a" * 32
 

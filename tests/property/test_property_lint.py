@@ -15,18 +15,13 @@ import os
 import tempfile
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 
+import groundwork.ingest as ingest
+from groundwork.checks import lint
+from groundwork.core.warehouse import connect
 from property_support import describe, disagreements, reference_lint, sql_lint_verdicts, writable
 from strategies import archives, write_archive
-
-ingest = pytest.importorskip("ingest")
-lint = pytest.importorskip("groundwork.checks.lint")
-if not hasattr(ingest, "ingest_archive") or not hasattr(lint, "lint_warehouse"):
-    pytest.skip("ingest.ingest_archive / groundwork.checks.lint.lint_warehouse not available yet", allow_module_level=True)
-
-from groundwork.core.warehouse import connect  # noqa: E402
 
 # soak runs (thorough profile) add byte-level mutations of the runs
 HOSTILE = os.environ.get("GROUNDWORK_HYPOTHESIS") == "thorough"

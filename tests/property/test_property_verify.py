@@ -13,20 +13,15 @@ import os
 import tempfile
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 
+import groundwork.ingest as ingest
+from groundwork.checks import verify
+from groundwork.core.warehouse import connect
+from groundwork.jobs import dropin
 from property_support import Verdict, describe, disagreements, reference_verify, writable
 from reference import sources as refsrc
 from strategies import archives, write_archive, write_sources
-
-ingest = pytest.importorskip("ingest")
-verify = pytest.importorskip("groundwork.checks.verify")
-if not hasattr(ingest, "ingest_archive") or not hasattr(verify, "verify_warehouse"):
-    pytest.skip("ingest.ingest_archive / groundwork.checks.verify.verify_warehouse not available yet", allow_module_level=True)
-
-from groundwork.core.warehouse import connect  # noqa: E402
-from groundwork.jobs import dropin  # noqa: E402
 
 # soak runs (thorough profile) add byte-level mutations of the runs
 HOSTILE = os.environ.get("GROUNDWORK_HYPOTHESIS") == "thorough"

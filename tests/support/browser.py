@@ -29,7 +29,10 @@ def available() -> bool:
 
 
 class Browser:
-    def __init__(self, timeout: float = 30.0):
+    # Every wait is for an answer or an event, and ends when it comes; ``timeout`` only bounds a
+    # Chromium that never answers. Its start alone (the first answer) takes seconds of CPU, more
+    # on a 2-core machine shared with CPU-bound processes: hence a bound well above that.
+    def __init__(self, timeout: float = 120.0):
         self.timeout = timeout
         self._profile = tempfile.mkdtemp(prefix="groundwork-chromium-")
         r_cmd, self._w = os.pipe()

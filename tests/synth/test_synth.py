@@ -203,8 +203,6 @@ def _cli(*args) -> subprocess.CompletedProcess:
 def pipeline(archive, tmp_path_factory):
     wh = str(tmp_path_factory.mktemp("wh") / "w.duckdb")
     ing = _cli("ingest", str(archive / "runs"), "-w", wh, "-q")
-    if ing.returncode == 2 and "No such command" in ing.stderr:
-        pytest.skip("groundwork ingest is not available")
     assert ing.returncode in (0, 1), ing.stderr
     lint = _cli("lint", "-w", wh, "-f", "jsonl")
     verify = _cli("verify", "-w", wh, "-s", str(archive / "sources.yaml"), "-f", "jsonl")
