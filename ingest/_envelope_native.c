@@ -25,7 +25,7 @@
  *     accepted range float.__repr__ (json.dumps, str(), canonical bytes) and orjson agree;
  *   - strings: raw control characters (json.loads rejects them), a \u escape giving a lone
  *     surrogate (a valid pair is fine);
- *   - anything for which the Python path records an issue (wrong types per spec 10 K6/C2/C3/C5,
+ *   - anything for which the Python path records an issue (wrong types per docs/rules.md#truthiness, docs/rules.md#evidence-pairs, docs/rules.md#citable-set, docs/rules.md#unverifiable-runs,
  *     folder name mismatch, non-object evidence elements, request without "input");
  *   - a value that would be str()-ed (vstr) while it is an array or object (Python repr: rare);
  *   - an evidence content object whose canonicalisation is not a registered name (the Python

@@ -1,7 +1,7 @@
 """envelope.json / request.json documents -> runs columns, payload_refs, evidence, delegations.
 
-Pure functions over parsed JSON. The str()/repr conventions are those of sql/schema.sql's
-column comments (spec 0.3, 6.1, 6.5, 6.10, 10 C2, C3, C5, K6).
+Pure functions over parsed JSON. The str()/repr conventions are those of sql/schema/10_tables.sql's
+column comments (docs/rules.md#str, docs/rules.md#derived-relations, docs/rules.md#grounded-references, docs/rules.md#repr, docs/rules.md#evidence-pairs, docs/rules.md#citable-set, docs/rules.md#unverifiable-runs, docs/rules.md#truthiness).
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str 
     cols["grounding_mode"] = None if mode is None else vstr(mode)
     cols["grounding_mode_json"] = dumps(mode, fast)
     cols["grounding_mode_truthy"] = bool(mode)
-    if isinstance(mode, (list, dict)):  # spec 10 C5: the source check hashes the mode
+    if isinstance(mode, (list, dict)):  # docs/rules.md#unverifiable-runs: the source check hashes the mode
         issues.add(path, None, K.WRONG_TYPE,
                    f"grounding_mode is a JSON {json_type(mode)}; the workbench source check would crash on it",
                    verify=True)
@@ -129,7 +129,7 @@ def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str 
 
 
 def payload_rows(env, inv: str, fast: bool = False) -> list[tuple]:
-    """payload_refs rows (PAYLOAD_FIELDS): the recursive walk of spec 6.5 in discovery order."""
+    """payload_refs rows (PAYLOAD_FIELDS): the recursive walk of docs/rules.md#grounded-references in discovery order."""
     if not isinstance(env, dict) or env.get("payload") is None:
         return []
     rows: list[tuple] = []
@@ -154,7 +154,7 @@ def _key_path(path: str, key: str) -> str:
 
 def grounded_on_values(value, path: str):
     """Yield (jsonpath, value) for every value under a ``grounded_on`` key, document order,
-    not descending into those values (spec 6.5). Iterative, so deep payloads cannot overflow."""
+    not descending into those values (docs/rules.md#grounded-references). Iterative, so deep payloads cannot overflow."""
     stack = [(False, value, path)]
     while stack:
         found, node, p = stack.pop()
@@ -175,7 +175,7 @@ def grounded_on_values(value, path: str):
 
 def evidence_rows(env, inv: str, fast: bool = False) -> list[tuple]:
     """evidence rows (EVIDENCE_FIELDS): every element of a list-valued evidence, in order, with the content hash
-    recomputed under the element's canonicalisation (spec 4, 6.2 step 7)."""
+    recomputed under the element's canonicalisation (docs/rules.md#canonical-json, docs/rules.md#e1)."""
     if not isinstance(env, dict):
         return []
     evidence = env.get("evidence")
@@ -212,7 +212,7 @@ def evidence_rows(env, inv: str, fast: bool = False) -> list[tuple]:
 
 
 def delegation_rows(env, inv: str) -> list[tuple]:
-    """delegations rows (DELEGATION_FIELDS): object elements of a list-valued delegations (spec 3.8, 10 C3)."""
+    """delegations rows (DELEGATION_FIELDS): object elements of a list-valued delegations (docs/rules.md#delegations, docs/rules.md#citable-set)."""
     if not isinstance(env, dict):
         return []
     delegations = env.get("delegations")
@@ -224,7 +224,7 @@ def delegation_rows(env, inv: str) -> list[tuple]:
 
 
 def request_columns(req, path: str, issues: Issues, fast: bool = False) -> dict:
-    """input_hash (spec 4.3), issued_at and the stored request document."""
+    """input_hash (docs/rules.md#input-hash), issued_at and the stored request document."""
     cols = {"request_json": dumps_doc(req, fast), "input_hash": None, "issued_at": None}
     if not isinstance(req, dict):
         issues.add(path, None, K.WRONG_TYPE, f"request is a JSON {json_type(req) or 'null'}, not an object")

@@ -23,7 +23,7 @@ BOM = "bom"                            # a UTF-8 byte order mark at the start of
 MISSING_KEY = "missing-key"            # span line / request lacks a required key
 WRONG_TYPE = "wrong-type"              # a JSON value of the wrong type (evidence element, outcome, ...)
 BAD_TIME = "bad-time"                  # a span time that is not ISO 8601
-NAIVE_TIME = "naive-time"              # a span time without UTC offset (spec 10 K1)
+NAIVE_TIME = "naive-time"              # a span time without UTC offset (docs/rules.md#span-records)
 NAME_MISMATCH = "name-mismatch"        # folder name != envelope invocation_id
 DUPLICATE_ID = "duplicate-invocation-id"
 CYCLE = "cycle"                        # span ids forming a cycle

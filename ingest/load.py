@@ -36,6 +36,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from groundwork import __version__ as tool_version
 from groundwork.core.canonical import CanonicalisationError, content_hash
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import cursor, memory_at_most, size_bytes
@@ -44,7 +45,7 @@ from groundwork.ingest import issues as K
 from groundwork.ingest.issues import Issues
 from groundwork.core.jsontext import decode_utf8, dumps_doc, loads, vstr
 from groundwork.ingest.parse import FILE_FIELDS, ISSUE_FIELDS, issue_row, issue_rows, parse_run
-from groundwork.ingest.scan import INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name
+from groundwork.ingest.scan import INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name, inside
 from groundwork.ingest.tables import RUN_TABLES, column_list, to_arrow
 from groundwork.ingest.shm import Slots
 from groundwork.ingest.work import (INDEX_FIELDS, ChunkResult, _crash_point, _from_ipc, _worker_init,
@@ -353,7 +354,6 @@ class _Loader:
         con = self.con
         con.execute("BEGIN")
         ingest_id = con.execute("SELECT coalesce(max(ingest_id), 0) + 1 FROM ingests").fetchall()[0][0]
-        from groundwork import __version__ as tool_version
         con.execute("INSERT INTO ingests (ingest_id, runs_dir, started_at, tool_version) VALUES (?, ?, ?, ?)",
                     [ingest_id, self.root_real, _now(), tool_version])
         con.execute("COMMIT")
@@ -901,7 +901,6 @@ def _lines(fh, h):
 
 
 def _inside(root_real: str, path: str) -> bool:
-    from groundwork.ingest.scan import inside
     return inside(root_real, path)
 
 

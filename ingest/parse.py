@@ -186,7 +186,7 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
     if got is not None or present:
         out.rows["payload_refs"], out.rows["evidence"], out.rows["delegations"] = payload, evidence, delegations
 
-    # request.json — not read by either check; gives the input hash (spec 4.3)
+    # request.json — not read by either check; gives the input hash (docs/rules.md#input-hash)
     rpath = prefix + REQUEST
     f = files.get(REQUEST)
     got = (_envelope_native.request(f.data, iso_to_us_opt, sha256)

@@ -1,11 +1,11 @@
 """spans.jsonl -> span rows, for both line forms, normalised into one row shape.
 
-* ``sdk``  – the OpenTelemetry Python SDK's ``to_json`` (what the workbench writes, spec 2.1);
+* ``sdk``  – the OpenTelemetry Python SDK's ``to_json`` (what the workbench writes, docs/rules.md#spans);
 * ``otlp`` – OTLP/JSON as the Collector file exporter writes it: one ``TracesData`` per line
   (``resourceSpans`` -> ``scopeSpans`` -> ``spans``); a bare OTLP span object per line is
   accepted too.
 
-Reading mirrors the workbench's reader exactly (spec 2.2, 10 C1, K1, K5): lines are split with
+Reading mirrors the workbench's reader exactly (docs/rules.md#span-records, docs/rules.md#line-splitting): lines are split with
 ``str.splitlines``, blank lines (``str.strip()`` empty) are skipped, every other line must be a
 JSON object with ``name``, ``context.span_id``, ``context.trace_id``, ``start_time`` and
 ``end_time``. Where the workbench would crash the run is marked unlintable (an issue with
@@ -235,7 +235,7 @@ def _sdk_line_checked(doc, inv, line_no, path, issues: Issues, rows, records, fa
             span_id = _sdk_id(context, "span_id", crash)
             trace_id = _sdk_id(context, "trace_id", crash)
     raw_parent = doc.get("parent_id")
-    if not raw_parent:  # spec 10 C1: any falsy parent_id means no parent
+    if not raw_parent:  # docs/rules.md#span-records: any falsy parent_id means no parent
         parent_id = None
     elif isinstance(raw_parent, str):
         parent_id = vstr(strip0x(raw_parent))
@@ -437,7 +437,7 @@ def otlp_attributes(kvs) -> dict:
 
 
 def check_cycles(records: list[SpanRecord], path: str, issues: Issues) -> None:
-    """Record span-id cycles (spec 10 C4). A cycle reachable from the single invoke_agent root
+    """Record span-id cycles (docs/rules.md#gw1). A cycle reachable from the single invoke_agent root
     makes the workbench's traversal loop forever -> unlintable; any other cycle is recorded only.
 
     Nodes are span-id values; an edge p -> c exists for every record with parent_id p and

@@ -1,4 +1,4 @@
-"""Column lists of the ingest tables (sql/schema.sql is the DDL; tests check the two agree).
+"""Column lists of the ingest tables (sql/schema/10_tables.sql is the DDL; tests check the two agree).
 
 Rows are plain tuples, each kind with the names of its columns in its own order (``spans.FIELDS``,
 ``envelope.EVIDENCE_FIELDS``, ...: defined where the rows are built); ``RowSet`` gathers them per

@@ -210,8 +210,8 @@ def diff_lists(con, top: int) -> dict:
 
 GROUNDING_DRIFT = (
     ("same", "today's text is byte-identical to the recorded grounding.txt"),
-    ("withheld", "the stored envelope is the conductor's withheld one, so today's verdict on it differs (expected, spec 6.9)"),
-    ("rules_changed", "the recorded text matches an older workbench rule set (spec 9.1)"),
+    ("withheld", "the stored envelope is the conductor's withheld one, so today's verdict on it differs (expected: docs/rules.md#withheld-envelopes)"),
+    ("rules_changed", "the recorded text matches an older workbench rule set (docs/rules.md#older-rule-sets)"),
     ("recorded_pass_fails_today", "recorded passed, fails today"),
     ("other", "differs otherwise"),
     ("unrecorded", "no grounding.txt in the archive"),

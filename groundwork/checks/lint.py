@@ -2,7 +2,7 @@
 
 ``lint_warehouse`` runs each rule file of sql/rules/ once over all selected runs, renders every
 violation row with its Jinja message template (groundwork.checks.messages), combines them in the workbench's report order
-(spec 6.2) and renders each run's ``grounding.txt`` (spec 6.8). Findings beyond the workbench
+(docs/rules.md#lint-order) and renders each run's ``grounding.txt`` (docs/rules.md#grounding-text). Findings beyond the workbench
 (GW…) are kept apart and never change the compatible verdict. With ``record=True`` the pass is
 appended to the history tables (lints, lint_verdicts, lint_violations).
 
@@ -13,15 +13,14 @@ go through the rules. A run that delegates is reused only while its children in 
 as they were (its GW3/GW4 findings look at them: ``lint_context``). ``reuse=False`` re-lints
 everything.
 
-A full pass over a warehouse file whose schema lint_store holds the derived relations of spec
-6.1 (``store.keep_derived`` builds it: the nightly job, ``groundwork lint --keep-derived``) reads them
+A full pass over a warehouse file whose schema lint_store holds the derived relations of docs/rules.md#derived-relations (``store.keep_derived`` builds it: the nightly job, ``groundwork lint --keep-derived``) reads them
 there (``store.stored``: runs new or reloaded since, when they are few, are derived again), so re-linting every
 run after a rule change evaluates the rules without re-deriving. Other passes (no store yet,
 some runs only, in-memory or read-only warehouses) derive for the pass alone.
 
 The order of a run's violations needs no global sort: rules are executed in report order
 (``Rule.rank``) and each rule's rows come out sorted per run by the rule's ``order`` columns, so
-appending row by row per run reproduces the order of spec 6.2.
+appending row by row per run reproduces the order of docs/rules.md#lint-order.
 """
 
 from __future__ import annotations
@@ -43,12 +42,12 @@ from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import ROW_GROUP_SIZE, schema_files, transaction
 
 PASSED, FAILED, UNLINTABLE = "passed", "failed", "unlintable"
-CYCLE_REASON = "span-id cycle reachable from invoke_agent: the workbench linter never returns (errata C4)"
+CYCLE_REASON = "span-id cycle reachable from invoke_agent: the workbench linter never returns (docs/rules.md#gw1)"
 
 
 @dataclass(slots=True)
 class RunVerdict:
-    """One run's verdict: the workbench's report (spec 6.8) plus groundwork's findings."""
+    """One run's verdict: the workbench's report (docs/rules.md#grounding-text) plus groundwork's findings."""
 
     invocation_id: str
     status: str
@@ -71,7 +70,7 @@ class RunVerdict:
         return None if self.summary is None else self.summary + "\n"
 
     def report(self) -> dict:
-        """The workbench's report object (spec 6.8) plus status, reason and findings."""
+        """The workbench's report object (docs/rules.md#grounding-text) plus status, reason and findings."""
         return {
             "invocation_id": self.invocation_id,
             "passed": self.passed,

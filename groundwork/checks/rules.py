@@ -23,13 +23,13 @@ Header keys (an unknown key, a missing required key or a bad value is a ``RuleFi
     truth; the header documents it and a test checks that the rows agree.
 ``needs_succeeded`` (required)
     ``true`` (fires only for a succeeded outcome), ``false``, or ``partly`` (one clause does,
-    e.g. G2(b)) — spec 6.4.
+    e.g. G2(b)) — docs/rules.md#succeeded.
 ``order`` (required, may be empty)
     Comma list of result columns that order a run's rows within the rule (the workbench's order,
-    spec 6.2). The runner sorts by ``invocation_id`` then these columns. Empty for a rule that
+    docs/rules.md#lint-order). The runner sorts by ``invocation_id`` then these columns. Empty for a rule that
     reports at most one row per run.
 ``step`` (required for ``kind: rule``)
-    The spec 6.2 step the rule belongs to (1–8). Step 8 rules are ordered within the step as in
+    The docs/rules.md#lint-order step the rule belongs to (1–8). Step 8 rules are ordered within the step as in
     ``MODE_RULES``. Findings come after every workbench violation.
 
 Every result column is available to the rule's message template as ``r.<column>``
@@ -63,7 +63,7 @@ from groundwork.core.paths import RULES_DIR
 
 MODES = ("retrieval", "input_only", "none", "delegation")
 KINDS = ("rule", "finding", "source")
-# Spec 6.2 step 8: the rules each mode applies, in order.
+# docs/rules.md#lint-order: the rules each mode applies, in order.
 MODE_RULES = {
     "retrieval": ("G1", "G2", "G3", "G4"),
     "input_only": ("R1", "R2", "R3"),
@@ -116,7 +116,7 @@ class Rule:
 
     @property
     def rank(self) -> tuple[int, int]:
-        """Position of the rule's violations in a report (spec 6.2): step, then step-8 order."""
+        """Position of the rule's violations in a report (docs/rules.md#lint-order): step, then step-8 order."""
         if self.kind == "rule" and self.step == 8:
             return (8, STEP8_ORDER.index(self.code))
         return (self.step, 0)
@@ -201,10 +201,10 @@ def parse_rule(path: Path, text: str | None = None) -> Rule:
         raise bad(f"order {header['order']!r} must be a comma list of result column names")
     if kind == "rule":
         if not re.fullmatch(r"[1-8]", header.get("step", "")):
-            raise bad("a kind: rule file needs step: 1..8 (spec 6.2)")
+            raise bad("a kind: rule file needs step: 1..8 (docs/rules.md#lint-order)")
         step = int(header["step"])
         if step == 8 and code not in STEP8_ORDER:
-            raise bad(f"code {code} is not a step-8 rule of spec 6.2 ({', '.join(STEP8_ORDER)})")
+            raise bad(f"code {code} is not a step-8 rule (docs/rules.md#lint-order: {', '.join(STEP8_ORDER)})")
     elif "step" in header:
         raise bad("only kind: rule files have a step")
     else:

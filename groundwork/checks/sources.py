@@ -1,4 +1,4 @@
-"""`sources.yaml` and its pinned source copies (spec 5.1-5.3), loaded into the warehouse.
+"""`sources.yaml` and its pinned source copies (docs/rules.md#sources-configuration, docs/rules.md#source-copies), loaded into the warehouse.
 
 A copy is trusted because its exact bytes are pinned (SHA-256), so every data file is read and
 checked against its pin before anything is parsed or written.  Each copy's records are indexed by
@@ -8,7 +8,7 @@ evidence can name: the three identity names share ``hash_identity``; ``json-sort
 S2.sql, S0.sql) then only join evidence to these rows.
 
 Every configuration problem is a :class:`groundwork.core.errors.ConfigError` with a one-line message
-naming the file (the texts of the spec 5.1 table).  The workbench itself lets these escape as a
+naming the file (the texts of the docs/rules.md#sources-configuration table).  The workbench itself lets these escape as a
 traceback; groundwork prints the line and exits 2.
 """
 
@@ -179,7 +179,7 @@ def pyrepr_safe(value) -> str:
 # ------------------------------------------------------------------------------------------
 
 def read_pinned(entry: SourceEntry) -> bytes:
-    """Return the data file's bytes after checking them against the pin (spec 5.3)."""
+    """Return the data file's bytes after checking them against the pin (docs/rules.md#source-copies)."""
     try:
         data = entry.file.read_bytes()
     except OSError as exc:
@@ -196,7 +196,7 @@ def _json_error(entry: SourceEntry, exc: Exception, line: int | None = None) -> 
 
 
 def parse_values(entry: SourceEntry, data: bytes) -> tuple[str, list]:
-    """Split a data file into its record values (spec 5.2): a JSON array, else JSON Lines."""
+    """Split a data file into its record values (docs/rules.md#source-copies): a JSON array, else JSON Lines."""
     try:
         text = data.decode("utf-8")  # strict; a BOM is not stripped (and then is not JSON)
     except UnicodeDecodeError as exc:
@@ -255,7 +255,7 @@ def load_copy(entry: SourceEntry, data: bytes | None = None) -> SourceCopy:
 
 
 def load_sources(path: str | Path) -> tuple[SourcesConfig, list[SourceCopy]]:
-    """Load a sources.yaml and every copy in memory (spec 5.1-5.3)."""
+    """Load a sources.yaml and every copy in memory (docs/rules.md#sources-configuration, docs/rules.md#source-copies)."""
     return check_sources(path)
 
 

@@ -1,4 +1,4 @@
-"""The workbench's source check (spec 5.4-5.5) over the whole warehouse, as SQL rules.
+"""The workbench's source check (docs/rules.md#source-check, docs/rules.md#sources-text) over the whole warehouse, as SQL rules.
 
 ``verify_warehouse`` loads a sources.yaml (pins checked first, groundwork.checks.sources), runs
 sql/rules/S1.sql, S2.sql and S0.sql (unresolved items) for that configuration, renders each
@@ -7,7 +7,7 @@ history as lint (``lints`` kind ``verify``, ``verify_verdicts``, ``verify_unreso
 ``lint_violations``).
 
 A run the workbench's own check would crash on (``runs.verifiable`` false, e.g. a list or object
-``grounding_mode``, spec 10 C5) is reported as ``unverifiable``, never as passed.
+``grounding_mode``, docs/rules.md#unverifiable-runs) is reported as ``unverifiable``, never as passed.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ RULE_CODES = (UNRESOLVED_RULE,) + VIOLATION_RULES
 
 @dataclass(slots=True)
 class RunVerdict:
-    """The source-check verdict of one run (the workbench's report object, spec 5.5)."""
+    """The source-check verdict of one run (the workbench's report object, docs/rules.md#sources-text)."""
 
     invocation_id: str
     status: str                   # passed, failed or unverifiable
@@ -142,7 +142,7 @@ def violation_messages(rows: list[dict], rules: dict) -> list[str]:
 
 
 def sources_texts(verdicts) -> list[str]:
-    """The exact sources.txt text (spec 5.5, final newline included) of each verdict.
+    """The exact sources.txt text (docs/rules.md#sources-text, final newline included) of each verdict.
 
     Most runs share their text (e.g. ``sources: 0 verified, 0 unresolved``), so each distinct
     (verified, unresolved, violations) is rendered once.

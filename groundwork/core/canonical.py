@@ -1,4 +1,4 @@
-"""Canonical JSON bytes and content hashes under the four registered canonicalisations (spec 4)."""
+"""Canonical JSON bytes and content hashes under the four registered canonicalisations (docs/rules.md#canonical-json)."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def canonical_bytes(value, fast: bool = False) -> bytes:
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     try:
         return text.encode("utf-8")
-    except UnicodeEncodeError as exc:  # lone surrogates (spec 9.4 item 9)
+    except UnicodeEncodeError as exc:  # lone surrogates (docs/rules.md#numbers)
         raise CanonicalisationError(str(exc)) from None
 
 

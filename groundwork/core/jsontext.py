@@ -1,8 +1,7 @@
 """Pure helpers: bytes -> text -> JSON values exactly as the workbench (CPython 3.11) reads them.
 
 Nothing here touches the file system or the warehouse. The JSON parser is orjson where it
-provably gives the same value as ``json.loads`` and ``json.loads`` otherwise (spec 10 K4,
-9.4 item 9):
+provably gives the same value as ``json.loads`` and ``json.loads`` otherwise (docs/rules.md#numbers):
 
 * orjson turns integers beyond 64 bits into floats -> any text holding a run of 19 or more
   digits goes to ``json.loads``;
@@ -19,7 +18,7 @@ from datetime import datetime, timezone
 
 import orjson
 
-from groundwork.core.pyrepr import pystr
+from groundwork.core.pyrepr import pyrepr, pystr
 
 _LONG_DIGITS = re.compile(r"\d{19}")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -281,7 +280,6 @@ def iso_to_us_opt(value) -> int | None:
 
 
 def pystr_repr(value) -> str:
-    from groundwork.core.pyrepr import pyrepr
     return vstr(pyrepr(value))
 
 

@@ -1,7 +1,7 @@
-"""Python repr() of parsed JSON values, byte for byte as CPython 3.11 prints them (spec 6.10).
+"""Python repr() of parsed JSON values, byte for byte as CPython 3.11 prints them (docs/rules.md#repr).
 
 The printable-character table is pinned to Unicode 14.0 (Python 3.11) so that messages do not
-change with the Python that runs groundwork (spec 10 K7).
+change with the Python that runs groundwork (docs/rules.md#repr).
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def pyrepr(value) -> str:
 
 
 def pystr(value) -> str:
-    """Return Python's str() of a parsed JSON value (spec 0.3)."""
+    """Return Python's str() of a parsed JSON value (docs/rules.md#str)."""
     if isinstance(value, str):
         return value
     return pyrepr(value)
@@ -113,7 +113,7 @@ def repr_json(text: str | None) -> str:
 def repr_str_json(text: str | None, fallback: str | None = None) -> str:
     """Return repr(str(value)) of the value stored as JSON text.
 
-    The rules compare str() forms (spec 6.1, 5.4 step 1) and print them with repr; taking the
+    The rules compare str() forms (docs/rules.md#derived-relations, docs/rules.md#source-check) and print them with repr; taking the
     value from its JSON text keeps characters a VARCHAR cannot hold (lone surrogates). Without
     JSON text, ``fallback`` (the str() form) is printed, or 'None'.
     """

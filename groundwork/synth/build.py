@@ -4,8 +4,8 @@ A scenario builds a `Run` step by step. Every element it adds carries, by constr
 verdict it causes: a retrieval span counts as a retrieval, an evidence item knows whether the
 source check verifies it, leaves it unresolved or fails it, a grounding reference knows which
 mode rules it breaks, a span knows whether it sits outside the tree. `finish()` then formats the
-workbench's exact messages from those injected values (spec 6.3 / Appendix A templates), applies
-the conductor's withholding (spec 3.11) and produces the files' bytes and the ground-truth line.
+workbench's exact messages from those injected values (the message texts of docs/rules.md#rules), applies
+the conductor's withholding (docs/rules.md#withheld-envelopes) and produces the files' bytes and the ground-truth line.
 Nothing here runs a linter.
 """
 
@@ -115,7 +115,7 @@ class Span:
     name: str
     trace: str
     sid: str
-    parent: object            # hex id, None, or a raw falsy JSON value (spec 10 C1)
+    parent: object            # hex id, None, or a raw falsy JSON value (docs/rules.md#span-records)
     start: object             # int microseconds, or a raw time string
     end: object
     attrs: dict
@@ -267,7 +267,7 @@ class Run:
 
     # -- finishing ----------------------------------------------------------------------------
     def grounded(self) -> list[Ref]:
-        """Well-formed references in discovery order (spec 6.5), with multiplicity."""
+        """Well-formed references in discovery order (docs/rules.md#grounded-references), with multiplicity."""
         out = [r for r in self.refs if r.raw is None]
         for _, refs in self.items:
             out.extend(r for r in refs if r.raw is None)
@@ -597,7 +597,7 @@ def _attrs_json(attrs: dict) -> str:
 
 
 def _span_line(self: Run, s: Span) -> str:
-    """One spans.jsonl line, byte-identical to json.dumps(<SDK to_json dict>) (spec 2.1)."""
+    """One spans.jsonl line, byte-identical to json.dumps(<SDK to_json dict>) (docs/rules.md#spans)."""
     if s.drop:                             # rare hostile shapes: build the dict
         d = json.loads(_span_line(self, dataclasses.replace(s, drop=())))
         for k in s.drop:

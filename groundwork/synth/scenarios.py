@@ -15,8 +15,8 @@ import random
 
 from groundwork.core.canonical import content_hash, project
 
-from groundwork.synth.build import Built, Ev, Ref, Run, uuid7
-from groundwork.synth.pools import FC_REF, FS_REF, FS_STALE, PRINCIPALS, PROBLEM_BASE, Record, pools
+from groundwork.synth.build import Built, Ev, Ref, Run, ts, ts_env, uuid7
+from groundwork.synth.pools import AGENTS, FC_REF, FS_REF, FS_STALE, PRINCIPALS, PROBLEM_BASE, Record, pools
 
 _ALT_CANON = ("json-sorted-utf8-v2", "dd-json-v1", "sha256-raw")
 
@@ -143,7 +143,7 @@ BASE = {"r3": r3, "fc": fc, "qr": qr, "hw": hw}
 
 
 def child_run(parent: Run, key: str, scenario: str, tweak=None) -> tuple[Run, Built]:
-    """Run a delegated child under a new `delegate` span of the parent (spec 1.6, 2.6)."""
+    """Run a delegated child under a new `delegate` span of the parent (docs/rules.md#delegated-runs)."""
     ctx = parent.ctx
     dspan = parent._span("delegate", parent.cur, None, {"dd.operation": "delegate", "dd.agent_id": pools_agent(key)})
     child = Run(ctx, key, parent.cur + 150, scenario + "/child", "conductor-delegated-child")
@@ -167,7 +167,6 @@ def child_run(parent: Run, key: str, scenario: str, tweak=None) -> tuple[Run, Bu
 
 
 def pools_agent(key: str) -> str:
-    from groundwork.synth.pools import AGENTS
     return AGENTS[key].agent_id
 
 
@@ -199,7 +198,6 @@ def ds(run: Run, keys=None, *, chat=None, tweak=None, cite_input=True, ev_input=
 
 
 def _ts_env(run: Run, child: Run) -> str:
-    from groundwork.synth.build import ts_env
     return ts_env(child.root_end + 90)
 
 
@@ -395,7 +393,7 @@ CLEAN = [
 
 
 # ---------------------------------------------------------------------------------------------
-# Violations the conductor catches (succeeded results are withheld; spec 3.11)
+# Violations the conductor catches (succeeded results are withheld; docs/rules.md#withheld-envelopes)
 # ---------------------------------------------------------------------------------------------
 
 def v_two_roots(ctx, t0):
@@ -569,7 +567,6 @@ def v_r1_ds(ctx, t0):
 
 
 def run_mode(key):
-    from groundwork.synth.pools import AGENTS
     return AGENTS[key].mode
 
 
@@ -1020,8 +1017,7 @@ def t_payload_not_succeeded(ctx, t0):
 
 
 def t_offsets(ctx, t0):
-    """Span times with a -03:00 offset: compared as UTC instants (spec 10 K1)."""
-    from groundwork.synth.build import ts
+    """Span times with a -03:00 offset: compared as UTC instants (docs/rules.md#span-records)."""
 
     def local(us):
         return ts(us - 3 * 3600 * 1_000_000)[:-1] + "-03:00"

@@ -1,5 +1,5 @@
 -- code: S0
--- title: Evidence without an independent copy: unresolved, never a violation (spec 5.4 step 4)
+-- title: Evidence without an independent copy: unresolved, never a violation
 -- kind: source
 -- modes: all
 -- needs_succeeded: false

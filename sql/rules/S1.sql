@@ -1,5 +1,5 @@
 -- code: S1
--- title: Evidence cites a record its pinned source copy does not hold (spec 5.4 step 5)
+-- title: Evidence cites a record its pinned source copy does not hold
 -- kind: source
 -- modes: all
 -- needs_succeeded: false

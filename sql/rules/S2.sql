@@ -1,5 +1,5 @@
 -- code: S2
--- title: Evidence content_hash does not match the pinned copy's record, or cannot be computed (spec 5.4 steps 6-7)
+-- title: Evidence content_hash does not match the pinned copy's record, or cannot be computed
 -- kind: source
 -- modes: all
 -- needs_succeeded: false

@@ -6,9 +6,9 @@
 -- their comments.
 -- Conventions:
 --   * One row of `runs` per run folder, keyed by invocation_id (the folder name).
---   * str(v) below means Python's str() of the parsed JSON value (spec 0.3): the rules compare
+--   * str(v) below means Python's str() of the parsed JSON value (docs/rules.md#str): the rules compare
 --     these strings, exactly as the workbench does. `*_json` columns keep the raw JSON text of a
---     value (Python json.dumps form) so that templates can render its Python repr (spec 6.10).
+--     value (Python json.dumps form) so that templates can render its Python repr (docs/rules.md#repr).
 --   * Times are UTC TIMESTAMP at microsecond precision; span ids carry no `0x`.
 --   * Rules read these typed, flat tables only; all JSON work happens in ingest.
 --   * Whole documents (envelope, request, span attributes, evidence content and elements) are
@@ -152,7 +152,7 @@ COMMENT ON COLUMN runs.ingest_id IS 'The ingest that last (re)loaded this run.';
 COMMENT ON COLUMN runs.missing IS 'True when the folder was not on disk at the last ingest of its archive.';
 COMMENT ON COLUMN runs.lintable IS 'False when the workbench linter itself could not lint this run (it would crash or hang); the reason is in unlintable_reason.';
 COMMENT ON COLUMN runs.unlintable_reason IS 'Why the run cannot be linted: the first crash, as <path>[ line N]: <message>[ (and N more)], e.g. <id>/envelope.json: evidence[0] is a JSON string, not an object. The matching ingest_issues rows have effect unlintable or unlintable+unverifiable.';
-COMMENT ON COLUMN runs.verifiable IS 'False when the workbench source check would crash on this envelope (e.g. grounding_mode is a list or object, spec 10 C5).';
+COMMENT ON COLUMN runs.verifiable IS 'False when the workbench source check would crash on this envelope (e.g. grounding_mode is a list or object, docs/rules.md#unverifiable-runs).';
 COMMENT ON COLUMN runs.unverifiable_reason IS 'Why the source check cannot run on this envelope (same form as unlintable_reason).';
 COMMENT ON COLUMN runs.envelope_invocation_id IS 'str() of envelope.invocation_id (None when absent); used for the input pair input:<id>.';
 COMMENT ON COLUMN runs.agent_id IS 'envelope.agent_id (str()), NULL when absent.';
@@ -164,7 +164,7 @@ COMMENT ON COLUMN runs.grounding_mode_truthy IS 'Python truthiness of envelope.g
 COMMENT ON COLUMN runs.outcome_status IS 'str() of envelope.outcome.status when outcome is an object with status; NULL otherwise.';
 COMMENT ON COLUMN runs.succeeded IS 'True when outcome is an object whose status is exactly the string succeeded.';
 COMMENT ON COLUMN runs.problem_type IS 'envelope.problem.type, NULL when absent.';
-COMMENT ON COLUMN runs.withheld IS 'True when the stored envelope is a conductor-withheld grounding-violation envelope (spec 3.11).';
+COMMENT ON COLUMN runs.withheld IS 'True when the stored envelope is a conductor-withheld grounding-violation envelope (docs/rules.md#withheld-envelopes).';
 COMMENT ON COLUMN runs.payload_type IS 'JSON type of envelope.payload: object, array, string, number, boolean; NULL when absent or null.';
 COMMENT ON COLUMN runs.payload_has_schema_class IS 'Payload is an object with a schema_class key.';
 COMMENT ON COLUMN runs.payload_schema_class_json IS 'Raw JSON of payload.schema_class (NULL when absent), for repr.';
@@ -174,8 +174,8 @@ COMMENT ON COLUMN runs.delegation_count IS 'Number of object elements of envelop
 COMMENT ON COLUMN runs.conversation_id IS 'envelope.conversation_id, NULL when absent.';
 COMMENT ON COLUMN runs.parent_invocation_id IS 'envelope.parent_invocation_id (delegated children), NULL when absent.';
 COMMENT ON COLUMN runs.telemetry_trace_id IS 'envelope.telemetry.trace_id, NULL when absent.';
-COMMENT ON COLUMN runs.envelope_hash IS 'dd-envelope-json-v1 hash of the stored envelope document (spec 4.4).';
-COMMENT ON COLUMN runs.input_hash IS 'dd-input-json-v1 hash of request.json input (spec 4.3); NULL without a readable request.';
+COMMENT ON COLUMN runs.envelope_hash IS 'dd-envelope-json-v1 hash of the stored envelope document (docs/rules.md#envelope-hash).';
+COMMENT ON COLUMN runs.input_hash IS 'dd-input-json-v1 hash of request.json input (docs/rules.md#input-hash); NULL without a readable request.';
 COMMENT ON COLUMN runs.issued_at IS 'request.json issued_at as UTC timestamp.';
 COMMENT ON COLUMN runs.span_format IS 'Format of spans.jsonl lines: sdk (OpenTelemetry Python to_json), otlp (OTLP/JSON resourceSpans), mixed; NULL without spans.';
 COMMENT ON COLUMN runs.span_count IS 'Number of span records loaded from spans.jsonl.';
@@ -260,9 +260,9 @@ CREATE TABLE IF NOT EXISTS payload_refs (
     content_hash    VARCHAR,
     value_json      VARCHAR
 );
-COMMENT ON TABLE payload_refs IS 'Every grounded_on value found by the recursive payload walk of spec 6.5, in discovery order: well-formed references, malformed elements and non-list values.';
+COMMENT ON TABLE payload_refs IS 'Every grounded_on value found by the recursive payload walk of docs/rules.md#grounded-references, in discovery order: well-formed references, malformed elements and non-list values.';
 COMMENT ON COLUMN payload_refs.invocation_id IS 'Run folder.';
-COMMENT ON COLUMN payload_refs.ord IS '0-based discovery order over the whole payload (spec 6.5).';
+COMMENT ON COLUMN payload_refs.ord IS '0-based discovery order over the whole payload (docs/rules.md#grounded-references).';
 COMMENT ON COLUMN payload_refs.path IS 'JSONPath of the element or value, e.g. $.items[0].grounded_on[1].';
 COMMENT ON COLUMN payload_refs.kind IS 'ref (well-formed: object with string source_id and content_hash), malformed (a list element that is not), not_list (a grounded_on value that is not a list).';
 COMMENT ON COLUMN payload_refs.source_id IS 'source_id of a well-formed reference.';
@@ -289,7 +289,7 @@ CREATE TABLE IF NOT EXISTS evidence (
     item_json           VARCHAR USING COMPRESSION zstd,
     snapshot_ref_json   VARCHAR
 );
-COMMENT ON TABLE evidence IS 'One row per envelope evidence element, in order, with the hash of its content recomputed under its canonicalisation (spec 4).';
+COMMENT ON TABLE evidence IS 'One row per envelope evidence element, in order, with the hash of its content recomputed under its canonicalisation (docs/rules.md#canonical-json).';
 COMMENT ON COLUMN evidence.invocation_id IS 'Run folder.';
 COMMENT ON COLUMN evidence.ord IS '0-based position in envelope.evidence.';
 COMMENT ON COLUMN evidence.source_id IS 'str() of source_id; the string None when absent or null.';
@@ -297,7 +297,7 @@ COMMENT ON COLUMN evidence.source_id_json IS 'Raw JSON of source_id (null when a
 COMMENT ON COLUMN evidence.content_hash IS 'str() of content_hash; None when absent.';
 COMMENT ON COLUMN evidence.canonicalisation IS 'str() of canonicalisation; None when absent.';
 COMMENT ON COLUMN evidence.canonicalisation_json IS 'Raw JSON of canonicalisation (null when absent), for repr.';
-COMMENT ON COLUMN evidence.snapshot_ref IS 'str() of snapshot_ref; the string None when absent (the source check looks that up, spec 5.4).';
+COMMENT ON COLUMN evidence.snapshot_ref IS 'str() of snapshot_ref; the string None when absent (the source check looks that up, docs/rules.md#source-check).';
 COMMENT ON COLUMN evidence.source_uri IS 'source_uri as stored (str()), NULL when absent.';
 COMMENT ON COLUMN evidence.retrieved_at IS 'retrieved_at as stored, NULL when absent.';
 COMMENT ON COLUMN evidence.hash_algorithm IS 'hash_algorithm as stored (never checked), NULL when absent.';
@@ -306,7 +306,7 @@ COMMENT ON COLUMN evidence.content_json IS 'The content document as stored.';
 COMMENT ON COLUMN evidence.computed_hash IS 'SHA-256 of content under its canonicalisation (Python-compatible canonical JSON); NULL when content is not an object or hashing failed.';
 COMMENT ON COLUMN evidence.item_type IS 'JSON type of the evidence element: object normally; anything else (null, string, ...) makes the run unlintable and unverifiable, and then every other column but item_json is NULL.';
 COMMENT ON COLUMN evidence.item_json IS 'Raw JSON of the whole evidence element (Python json.dumps form).';
-COMMENT ON COLUMN evidence.snapshot_ref_json IS 'Raw JSON of snapshot_ref (null when absent), for repr in S1/S2 messages (spec 5.4: an absent ref prints None).';
+COMMENT ON COLUMN evidence.snapshot_ref_json IS 'Raw JSON of snapshot_ref (null when absent), for repr in S1/S2 messages (docs/rules.md#source-check: an absent ref prints None).';
 COMMENT ON COLUMN evidence.canonical_error IS 'Hashing error text when computed_hash is NULL for an object content (e.g. unknown canonicalisation ...; registered: [...]).';
 
 CREATE TABLE IF NOT EXISTS delegations (
@@ -318,7 +318,7 @@ CREATE TABLE IF NOT EXISTS delegations (
     delegated_agent_version  VARCHAR,
     delegated_status         VARCHAR
 );
-COMMENT ON TABLE delegations IS 'One row per object element of envelope.delegations (spec 3.8); non-object elements are ignored as by the workbench (spec 10 C3).';
+COMMENT ON TABLE delegations IS 'One row per object element of envelope.delegations (docs/rules.md#delegations); non-object elements are ignored as by the workbench (docs/rules.md#citable-set).';
 COMMENT ON COLUMN delegations.invocation_id IS 'The delegating (parent) run.';
 COMMENT ON COLUMN delegations.ord IS '0-based position in envelope.delegations.';
 COMMENT ON COLUMN delegations.delegated_invocation_id IS 'str() of delegated_invocation_id (None when absent).';
@@ -348,7 +348,7 @@ CREATE TABLE IF NOT EXISTS class_schemas (
     computed_digest VARCHAR,
     schema_json     JSON
 );
-COMMENT ON TABLE class_schemas IS 'runs/schemas/<digest>.json: class schemas kept by the store (spec 1.3).';
+COMMENT ON TABLE class_schemas IS 'runs/schemas/<digest>.json: class schemas kept by the store (docs/rules.md#run-folder).';
 COMMENT ON COLUMN class_schemas.digest IS 'Digest named by the file name.';
 COMMENT ON COLUMN class_schemas.computed_digest IS 'dd-json-document-v1 hash of the file content (should equal digest).';
 COMMENT ON COLUMN class_schemas.schema_json IS 'The schema document.';
@@ -458,7 +458,7 @@ COMMENT ON COLUMN verify_unresolved.seq IS '0-based position in evidence order.'
 COMMENT ON COLUMN verify_unresolved.item IS 'The unresolved item text.';
 
 -- ------------------------------------------------------------------------------------------
--- Source copies (helper D: groundwork/checks/sources.py, spec 5.1-5.3)
+-- Source copies (helper D: groundwork/checks/sources.py, docs/rules.md#sources-configuration, docs/rules.md#source-copies)
 -- ------------------------------------------------------------------------------------------
 
 CREATE TABLE IF NOT EXISTS source_configs (
@@ -485,7 +485,7 @@ CREATE TABLE IF NOT EXISTS source_refs (
     id_field      VARCHAR,
     sha256        VARCHAR
 );
-COMMENT ON TABLE source_refs IS 'Which pinned copy serves which evidence snapshot_ref under a configuration: one row per listed snapshot_ref (spec 5.1).';
+COMMENT ON TABLE source_refs IS 'Which pinned copy serves which evidence snapshot_ref under a configuration: one row per listed snapshot_ref (docs/rules.md#sources-configuration).';
 COMMENT ON COLUMN source_refs.config_id IS 'The configuration (source_configs).';
 COMMENT ON COLUMN source_refs.entry_index IS '0-based position of the entry in the sources list.';
 COMMENT ON COLUMN source_refs.snapshot_ref IS 'str() of one listed snapshot_ref value; evidence is looked up by str(snapshot_ref), so absent refs look up the string None.';
@@ -509,7 +509,7 @@ COMMENT ON TABLE source_copies IS 'One row per pinned data file (per id field) w
 COMMENT ON COLUMN source_copies.copy_id IS '<sha256>:<id_field>: the pinned bytes and the key that indexes them.';
 COMMENT ON COLUMN source_copies.sha256 IS 'SHA-256 of the data file bytes (equal to its pin; checked before loading).';
 COMMENT ON COLUMN source_copies.id_field IS 'Record key whose string value is the record id.';
-COMMENT ON COLUMN source_copies.format IS 'json-array (text starts with [ after leading whitespace) or jsonl (spec 5.2).';
+COMMENT ON COLUMN source_copies.format IS 'json-array (text starts with [ after leading whitespace) or jsonl (docs/rules.md#source-copies).';
 COMMENT ON COLUMN source_copies.size IS 'File size in bytes.';
 COMMENT ON COLUMN source_copies.records_read IS 'Records in the file, duplicate ids included.';
 COMMENT ON COLUMN source_copies.record_count IS 'Distinct record ids (a later duplicate id wins).';
@@ -525,7 +525,7 @@ CREATE TABLE IF NOT EXISTS source_records (
     hash_fairsharing_error  VARCHAR,
     record_json             VARCHAR
 );
-COMMENT ON TABLE source_records IS 'Every record of every pinned copy, keyed by (copy_id, record_id), with its hash under each canonicalisation (spec 4.2).';
+COMMENT ON TABLE source_records IS 'Every record of every pinned copy, keyed by (copy_id, record_id), with its hash under each canonicalisation (docs/rules.md#canonicalisations).';
 COMMENT ON COLUMN source_records.copy_id IS 'The copy (source_copies).';
 COMMENT ON COLUMN source_records.record_id IS 'The record''s id_field value (the source_id evidence cites).';
 COMMENT ON COLUMN source_records.ord IS '0-based position of the record in the file (the last one of a duplicated id).';

@@ -14,7 +14,7 @@ JOIN runs r ON r.invocation_id = e.invocation_id
 WHERE r.verifiable
   AND NOT (coalesce(r.grounding_mode IN ('input_only', 'none', 'delegation'), FALSE)
            AND (e.source_id LIKE 'input:%' OR e.source_id LIKE 'invocation:%'));
-COMMENT ON VIEW source_check_items IS 'Evidence items the source check looks at (spec 5.4 steps 1-2): items of runs it can verify, minus input:/invocation: items of attested modes (input_only, none, delegation), which R2/D1/D2 already check.';
+COMMENT ON VIEW source_check_items IS 'Evidence items the source check looks at (docs/rules.md#source-check): items of runs it can verify, minus input:/invocation: items of attested modes (input_only, none, delegation), which R2/D1/D2 already check.';
 COMMENT ON COLUMN source_check_items.invocation_id IS 'The run.';
 COMMENT ON COLUMN source_check_items.ord IS '0-based position in envelope.evidence (report order).';
 COMMENT ON COLUMN source_check_items.source_id IS 'str() of source_id (the record id looked up in the copy).';

@@ -123,7 +123,7 @@ SELECT t.invocation_id, t.lint_id, t.status, t.recorded_grounding,
        END AS drift
 FROM today t
 LEFT JOIN e1 USING (invocation_id);
-COMMENT ON VIEW recorded_drift IS 'Runs whose recorded grounding.txt differs from today''s verdict (latest_lint), classified: withheld (the conductor stored an envelope without the payload and evidence it judged, spec 6.9), rules_changed (the text matches an older workbench rule set: no E1 lines where E1 fires today, or delegation rejected as an invalid mode, spec 9.1), recorded_pass_fails_today, other.';
+COMMENT ON VIEW recorded_drift IS 'Runs whose recorded grounding.txt differs from today''s verdict (latest_lint), classified: withheld (the conductor stored an envelope without the payload and evidence it judged, docs/rules.md#live-and-stored-verdicts), rules_changed (the text matches an older workbench rule set: no E1 lines where E1 fires today, or delegation rejected as an invalid mode, docs/rules.md#older-rule-sets), recorded_pass_fails_today, other.';
 COMMENT ON COLUMN recorded_drift.invocation_id IS 'The run.';
 COMMENT ON COLUMN recorded_drift.lint_id IS 'The lint pass today''s verdict comes from.';
 COMMENT ON COLUMN recorded_drift.status IS 'Today''s status: passed, failed or unlintable.';

@@ -132,7 +132,7 @@ WITH RECURSIVE tree AS (
            t.depth + 1, t.path || '/' || c.name, t.id_path || c.span_id || '/'
     FROM tree t
     JOIN spans c ON c.invocation_id = t.invocation_id AND c.parent_id = t.span_id
-    -- Cycle guard (spec 10 C4): never re-enter a span id already on the path.
+    -- Cycle guard (docs/rules.md#gw1): never re-enter a span id already on the path.
     WHERE POSITION('/' || c.span_id || '/' IN t.id_path) = 0
 )
 SELECT
@@ -231,7 +231,7 @@ COMMENT ON VIEW citations IS 'One row per grounded_on value of every payload (pa
 COMMENT ON COLUMN citations.invocation_id IS 'The run.';
 COMMENT ON COLUMN citations.agent_id IS 'envelope.agent_id of the run.';
 COMMENT ON COLUMN citations.grounding_mode IS 'str() of envelope.grounding_mode.';
-COMMENT ON COLUMN citations.ord IS '0-based discovery order in the payload (spec 6.5).';
+COMMENT ON COLUMN citations.ord IS '0-based discovery order in the payload (docs/rules.md#grounded-references).';
 COMMENT ON COLUMN citations.path IS 'JSONPath of the reference, e.g. $.items[0].grounded_on[1].';
 COMMENT ON COLUMN citations.kind IS 'ref (well-formed), malformed or not_list; only ref rows carry a pair.';
 COMMENT ON COLUMN citations.source_id IS 'Cited source id.';

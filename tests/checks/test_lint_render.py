@@ -13,7 +13,7 @@ VALUES = ["src:a", "it's", 'say "hi"', "both ' and \"", "back\\slash", "tab\ther
 
 
 def test_repr_filters_and_their_fast_paths_equal_python_repr():
-    # CPython 3.11's own repr() is the workbench's (spec 6.10); the filters' fast paths for
+    # CPython 3.11's own repr() is the workbench's (docs/rules.md#repr); the filters' fast paths for
     # printable ASCII and escape-free JSON strings must not change a single byte.
     for value in VALUES:
         assert repr_json(json.dumps(value)) == repr(value), value

@@ -1,7 +1,7 @@
 """The derived relations a warehouse file keeps between lints (schema lint_store).
 
 store.keep_derived builds lint_store (after a lint has answered, or after an ingest); a full lint
-of a warehouse file then reads the derived relations of spec 6.1 from it instead of deriving them
+of a warehouse file then reads the derived relations of docs/rules.md#derived-relations from it instead of deriving them
 again; only runs that are new, reloaded (another runs.ingest_id), removed or without an ingest_id
 are derived again, and a store built with other derived views is not read (keep_derived builds
 it again).

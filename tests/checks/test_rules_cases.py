@@ -50,7 +50,7 @@ def _time(offset_us: int, tz: str | None = None) -> str:
 
 
 def span_line(s: dict) -> dict:
-    """An OpenTelemetry SDK to_json span object (spec 2.1) from a compact record."""
+    """An OpenTelemetry SDK to_json span object (docs/rules.md#spans) from a compact record."""
     line = {
         "name": s["name"],
         "context": {"trace_id": "0x" + s.get("trace", "t"), "span_id": "0x" + s["id"], "trace_state": "[]"},

@@ -1,6 +1,6 @@
 """The rule files run unchanged on Spark SQL and find exactly what they find on DuckDB.
 
-Rules read typed, flat tables only, and the derived relations of spec 6.1 are plain views over
+Rules read typed, flat tables only, and the derived relations of docs/rules.md#derived-relations are plain views over
 them, so that a later step can run the same files on a distributed engine. This holds them to it:
 a warehouse (the corpus, plus a synthetic archive in which every rule fires, source-checked
 against its sources.yaml) is exported as `groundwork export` writes it (Parquet, Hive layout); a

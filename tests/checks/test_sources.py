@@ -1,4 +1,4 @@
-"""sources.yaml and pinned source copies (spec 5.1-5.3): loading, pins, configuration errors.
+"""sources.yaml and pinned source copies (docs/rules.md#sources-configuration, docs/rules.md#source-copies): loading, pins, configuration errors.
 
 Configuration errors are checked through the real CLI entry point: one line on stderr naming
 the file, exit code 2, no traceback.
@@ -18,7 +18,7 @@ from groundwork.core.warehouse import connect
 from cli_support import run_cli
 
 RECORD_A = {"source_id": "src:a", "text": "Alpha."}
-# spec 4.6 test vectors
+# the test vectors of docs/rules.md#test-vectors
 HASH_A = "d23eb297bcac927f3ba353e9449abae1f593a18a9a64c8cd59c86838f91bd36f"
 FS_RECORD = {"fairsharing_id": "FAIRsharing.b44s4", "name": "ISO 8601", "subjects": ["b", "a"]}
 FS_HASH = "e5c8f3c01ebf87d9af8f789e68ffb40c39343d398d877589f0c1c3836e79d36a"

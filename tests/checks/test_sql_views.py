@@ -48,7 +48,7 @@ def test_span_tree_depth_path_and_durations(con):
 
 
 def test_span_tree_stops_at_a_cycle_through_the_root(con):
-    """Errata C4: a root whose parent_id names its own descendant makes the workbench loop forever."""
+    """docs/rules.md#gw1: a root whose parent_id names its own descendant makes the workbench loop forever."""
     add_spans(con, "c", [
         ("invoke_agent", "root", "child", 0, 10),
         ("chat", "child", "root", 1, 2),

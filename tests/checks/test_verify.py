@@ -1,7 +1,7 @@
 """`groundwork verify`: the source check (S1/S2/unresolved) against the workbench's own verdicts.
 
 Expected texts come from the corpus (expected.jsonl `sources`/`sources_txt`, written by the
-workbench) and from the spec 8.5 scenarios; none is computed by groundwork.
+workbench) and from the docs/rules.md#upstream-tests scenarios; none is computed by groundwork.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ CORPUS = Path(__file__).parent.parent / "fixtures" / "corpus"
 SOURCES = CORPUS / "sources.yaml"
 EXPECTED = {d["invocation_id"]: d for d in map(json.loads, (CORPUS / "expected.jsonl").read_text("utf-8").splitlines())}
 RECORD_A = {"source_id": "src:a", "text": "Alpha."}
-HASH_A = "d23eb297bcac927f3ba353e9449abae1f593a18a9a64c8cd59c86838f91bd36f"  # spec 4.6
+HASH_A = "d23eb297bcac927f3ba353e9449abae1f593a18a9a64c8cd59c86838f91bd36f"  # docs/rules.md#test-vectors
 
 
 
@@ -171,11 +171,11 @@ def test_drop_in_on_a_stored_withheld_envelope(monkeypatch, capsys):
     inv = next(i for i, e in EXPECTED.items() if e["scenario"] == "sources/S1/invented-record")
     code, out, _ = run_cli(monkeypatch, capsys, "verify", str(CORPUS / "runs" / inv / "envelope.withheld.json"),
                            "--sources", str(SOURCES))
-    assert (code, out) == (0, "sources: 0 verified, 0 unresolved\n")  # spec 7: evidence is empty
+    assert (code, out) == (0, "sources: 0 verified, 0 unresolved\n")  # docs/rules.md#command-line: evidence is empty
 
 
 # ------------------------------------------------------------------------------------------
-# Spec 8.5 scenarios (test_sources.py upstream), through the drop-in
+# docs/rules.md#upstream-tests scenarios (test_sources.py upstream), through the drop-in
 # ------------------------------------------------------------------------------------------
 
 @pytest.fixture()
@@ -256,13 +256,13 @@ def test_unknown_canonicalisation_uses_str_then_repr(tmp_path, monkeypatch, caps
 
 
 def test_falsy_non_list_evidence_counts_as_none(tmp_path, monkeypatch, capsys, records_config):
-    env = {"grounding_mode": "input_only", "evidence": ""}  # spec 10 C2
+    env = {"grounding_mode": "input_only", "evidence": ""}  # docs/rules.md#evidence-pairs
     assert drop_in(tmp_path, monkeypatch, capsys, records_config, env) == (0, "sources: 0 verified, 0 unresolved\n", "")
 
 
 @pytest.mark.parametrize("mode", [["retrieval"], {"m": "retrieval"}])
 def test_list_or_object_mode_is_never_passed(tmp_path, monkeypatch, capsys, records_config, mode):
-    env = {"grounding_mode": mode, "evidence": []}  # spec 10 C5: the workbench crashes
+    env = {"grounding_mode": mode, "evidence": []}  # docs/rules.md#unverifiable-runs: the workbench crashes
     code, out, err = drop_in(tmp_path, monkeypatch, capsys, records_config, env)
     assert code == 2 and out == ""
     assert err.startswith("groundwork: error: ") and err.count("\n") == 1 and "Traceback" not in err
@@ -288,7 +288,7 @@ def test_unverifiable_run_in_a_warehouse_fails_the_pass(tmp_path, records_config
 
 
 def test_s1_prints_the_raw_snapshot_ref(tmp_path, monkeypatch, capsys):
-    """An absent ref looks up the copy listed as 'None' (spec 5.4 step 3, 9.4.6) but S1 prints the
+    """An absent ref looks up the copy listed as 'None' (docs/rules.md#s0) but S1 prints the
     raw value: None and 5 unquoted, the string '5' quoted."""
     data = json.dumps(RECORD_A).encode() + b"\n"
     (tmp_path / "records.jsonl").write_bytes(data)

@@ -139,7 +139,7 @@ def test_runs_the_workbench_cannot_lint_are_reported_as_unlintable_never_passed(
     shutil.copytree(CORPUS / "runs" / source, runs / source)
     envelope = runs / source / "envelope.json"
     doc = json.loads(envelope.read_text(encoding="utf-8"))
-    doc["evidence"] = [1]  # the workbench crashes on a non-object evidence element (spec 6.7)
+    doc["evidence"] = [1]  # the workbench crashes on a non-object evidence element (docs/rules.md#edge-cases)
     envelope.write_text(json.dumps(doc), encoding="utf-8")
     path = tmp_path / "w.duckdb"
     con = connect(path)

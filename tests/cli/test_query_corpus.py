@@ -17,7 +17,7 @@ from groundwork.investigate import queries
 from groundwork.investigate.session import run
 from groundwork.core.warehouse import connect
 from investigation_support import build_corpus_warehouse, gw
-from reference.linter import grounded_on_values  # the spec 6.5 walk, independent of groundwork
+from reference.linter import grounded_on_values  # the docs/rules.md#grounded-references walk, independent of groundwork
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """Canonical bytes through orjson equal Python's json.dumps(sort_keys=True, separators=(",", ":"),
-ensure_ascii=False) exactly (spec 4): the content hashes ingest stores are the workbench's.
+ensure_ascii=False) exactly (docs/rules.md#canonical-json): the content hashes ingest stores are the workbench's.
 
 The fast path is only taken for values orjson parsed (``fast``), so the values here come from
 jsontext.parse on JSON text, as in ingest."""

@@ -42,7 +42,7 @@ def test_run_columns_match_the_corpus_verdict_records(corpus):
 
 
 def test_input_hash_of_request_json_equals_the_conductors_root_span_hash(corpus):
-    # spec 3.9: an upstream test asserts hash(request.json input) == the root span's dd.input_hash
+    # docs/rules.md#input-hash: an upstream test asserts hash(request.json input) == the root span's dd.input_hash
     con, _ = corpus
     exp = expected()
     pairs = con.execute("SELECT r.invocation_id, r.input_hash, s.dd_input_hash FROM runs r JOIN spans s "
@@ -54,7 +54,7 @@ def test_input_hash_of_request_json_equals_the_conductors_root_span_hash(corpus)
 
 
 def test_delegation_content_hash_is_the_childs_stored_envelope_hash(corpus):
-    # spec 4.4: upstream asserts hash(parsed child envelope.json) == delegations[0].content_hash
+    # docs/rules.md#envelope-hash: upstream asserts hash(parsed child envelope.json) == delegations[0].content_hash
     con, _ = corpus
     parent = scenario("pass/delegation/three-children-and-chat")
     got = con.execute("SELECT d.ord, d.content_hash = c.envelope_hash, d.delegated_status = c.outcome_status "
@@ -154,7 +154,7 @@ def test_example_archive_in_real_store_form(tmp_path):
         assert r["outcome_status"] == "failed" and r["evidence_count"] == 0
         assert r["payload_type"] is None
         assert r["recorded_grounding"] == exp[inv]["grounding_txt"]
-    # in a real store the index line and envelope.json are the same document (spec 1.2)
+    # in a real store the index line and envelope.json are the same document (docs/rules.md#run-folder)
     mismatched = con.execute("SELECT count(*) FROM invocation_index i JOIN runs r USING (invocation_id) "
                              "WHERE i.envelope_hash <> r.envelope_hash").fetchall()[0][0]
     assert mismatched == 0
@@ -192,7 +192,7 @@ def test_str_forms_and_raw_json_of_odd_values(tmp_path):
 
 
 def test_spec_test_vectors_as_evidence_content(tmp_path):
-    # spec 4.6: hashes computed by the spec authors, including float/int forms (K4)
+    # docs/rules.md#test-vectors: hashes computed by the spec authors, including float/int forms (K4)
     runs, (inv,) = archive(tmp_path, "pass/retrieval/one-source")
     text = (runs / inv / "envelope.json").read_text()
     env = json.loads(text)

@@ -143,7 +143,7 @@ def test_span_line_that_is_not_an_object(one):
 
 @pytest.mark.parametrize("value", [0, "", False, None, 0.0])
 def test_falsy_parent_id_means_no_parent(one, value):
-    # spec 10 C1: linted normally, policy_gate then does not descend from the root
+    # docs/rules.md#span-records: linted normally, policy_gate then does not descend from the root
     runs, inv, d = one
     docs = span_lines(d)
     docs[0]["parent_id"] = value
@@ -194,7 +194,7 @@ def _ids(docs):
 
 
 def test_cycle_through_the_root_makes_the_workbench_hang(one):
-    # spec 10 C4: the root's parent_id names one of its descendants
+    # docs/rules.md#gw1: the root's parent_id names one of its descendants
     runs, inv, d = one
     docs = span_lines(d)
     docs[1]["parent_id"] = _ids(docs)[2]
@@ -321,7 +321,7 @@ def test_envelope_that_is_not_an_object(one):
                                           ("outcome", None), ("outcome", ""), ("delegations", "abc"),
                                           ("delegations", {"a": 1})])
 def test_falsy_or_iterable_values_are_linted_normally(one, field, value):
-    # spec 10 C2, C3, K6
+    # docs/rules.md#evidence-pairs, docs/rules.md#citable-set, docs/rules.md#truthiness
     runs, inv, d = one
     env = envelope(d)
     env[field] = value

@@ -1,4 +1,4 @@
-"""The fast JSON path equals Python's json.loads exactly (spec 10 K4, 9.4 item 9), and no input
+"""The fast JSON path equals Python's json.loads exactly (docs/rules.md#numbers), and no input
 bytes whatsoever make the run parser raise (no traceback for any input)."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 * span times in the SDK's form (``YYYY-MM-DDTHH:MM:SS.ffffffZ``) skip ``fromisoformat`` once their
   second has been parsed: the microseconds and the workbench's time key must still be those of
-  ``datetime.fromisoformat`` (spec 2.2, 10 K1), for every string, cached second or not;
+  ``datetime.fromisoformat`` (docs/rules.md#span-records), for every string, cached second or not;
 * the lone-surrogate pre-check looks for a backslash first: it must still say yes exactly when a
   \\udXXX escape is there.
 """
@@ -22,7 +22,7 @@ EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def workbench_time(value: str):
-    """What the workbench computes (spec 2.2): fromisoformat with Z read as +00:00, the moment in
+    """What the workbench computes (docs/rules.md#span-records): fromisoformat with Z read as +00:00, the moment in
     microseconds, and the double it orders spans by; the error kind when it cannot."""
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))

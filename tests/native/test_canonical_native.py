@@ -1,7 +1,7 @@
 """The C fast path for canonical bytes (groundwork/core/_canonical_native.c) against json.dumps itself.
 
 The oracle is Python's json.dumps(value, sort_keys=True, separators=(",", ":"),
-ensure_ascii=False).encode("utf-8") (spec 4.1): the extension returns exactly those bytes or
+ensure_ascii=False).encode("utf-8") (docs/rules.md#canonical-json): the extension returns exactly those bytes or
 declines (None), and canonical_bytes then gives json.dumps' result or its exception, so every
 outcome -- bytes, CanonicalisationError text, RecursionError, ValueError -- is the same with the
 extension and without it (GROUNDWORK_NATIVE=off).
@@ -134,7 +134,7 @@ def test_values_orjson_parsed_hash_alike_fast_or_not(value):
     assert python_path(doc, True) == expected
 
 
-SPEC_VECTORS = [  # spec 4.6: input object, canonical bytes, SHA-256
+SPEC_VECTORS = [  # docs/rules.md#test-vectors: input object, canonical bytes, SHA-256
     ({"schema_class": "Message", "message_text": "hello"},
      b'{"message_text":"hello","schema_class":"Message"}',
      "edb337c01d552ad81bc71730e9c27ab42a5562873de69e673479f7891ea60886"),

@@ -1,7 +1,7 @@
 """Build warehouse rows directly (runs, spans, evidence, lint/verify history) for report tests.
 
 Report tests need exact control over verdicts and hostile strings without going through ingest
-and the rules; every row here is what the warehouse contract (sql/schema.sql) says ingest and the
+and the rules; every row here is what the warehouse contract (sql/schema/10_tables.sql) says ingest and the
 passes write.
 """
 

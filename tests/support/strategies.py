@@ -1,11 +1,11 @@
-"""Hypothesis strategies that build whole workbench run folders (spec 1.4, 2.1, 3, 4).
+"""Hypothesis strategies that build whole workbench run folders (docs/rules.md#run-folder, docs/rules.md#spans, docs/rules.md#envelope, docs/rules.md#canonical-json).
 
 A *run* is a ``RunFiles`` (folder name + the bytes of ``spans.jsonl``, ``envelope.json``,
 ``request.json``); ``archives()`` draws a batch of runs that is written to one archive directory,
 so the SQL side is exercised with one ingest + one lint per hypothesis example.
 
 Runs start from a coherent run of one of the four modes (so passing runs are common) and then
-receive a few perturbations covering every rule of spec 6.3 and the edge cases of 6.7 / 10:
+receive a few perturbations covering every rule of docs/rules.md#rules and the edge cases of docs/rules.md#edge-cases:
 0 or 2 roots, foreign traces, parentless and nested spans, conductor keys on agent spans,
 duplicate span ids with children, cycles, missing / non-string attributes, invalid modes,
 odd payloads and ``grounded_on`` at any depth, malformed evidence, unknown canonicalisations,
@@ -96,7 +96,7 @@ def write_sources(directory: Path, *, str_refs: bool = False) -> Path:
     """Write the pinned copies the generated evidence cites; return the sources.yaml path.
 
     ``str_refs`` adds an entry serving the refs 'None' and 5, which evidence without a
-    snapshot_ref (looked up as str(None)) and with snapshot_ref 5 then resolve to (spec 5.4, 9.4.6).
+    snapshot_ref (looked up as str(None)) and with snapshot_ref 5 then resolve to (docs/rules.md#source-check, docs/rules.md#s0).
     """
     directory.mkdir(parents=True, exist_ok=True)
     jsonl = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in RECORDS).encode("utf-8")

@@ -20,14 +20,14 @@ WHERE lintable
                WHERE i.invocation_id = r.invocation_id AND i.kind = 'cycle' AND i.effect LIKE '%unlintable%')
        AND NOT EXISTS (SELECT 1 FROM ingest_issues i
                        WHERE i.invocation_id = r.invocation_id AND i.kind <> 'cycle' AND i.effect LIKE '%unlintable%'));
-COMMENT ON VIEW lint_runs IS 'Runs whose files the rules can read: lintable runs, plus runs ingest marked unlintable only for a span-id cycle (so GW1 can name it; lint_judged leaves them out). Envelope values of spec 6.1/6.2 the rules need.';
+COMMENT ON VIEW lint_runs IS 'Runs whose files the rules can read: lintable runs, plus runs ingest marked unlintable only for a span-id cycle (so GW1 can name it; lint_judged leaves them out). Envelope values of docs/rules.md#derived-relations, docs/rules.md#lint-order the rules need.';
 COMMENT ON COLUMN lint_runs.invocation_id IS 'The run.';
 COMMENT ON COLUMN lint_runs.run_key IS 'Integer key of the run, unique within one derivation (its row number in (mode, invocation_id) order, so the runs of one mode have neighbouring keys: lint_store keeps its tables in run_key order, and a rule reading one mode''s rows skips the row groups of the others; in that copy runs derived again later get keys above the kept ones). Rules join on it: cheaper than invocation_id.';
 COMMENT ON COLUMN lint_runs.mode IS 'str() of envelope.grounding_mode (the string None when absent or null).';
-COMMENT ON COLUMN lint_runs.mode_valid IS 'mode is one of retrieval, input_only, none, delegation (spec 6.2 step 3).';
+COMMENT ON COLUMN lint_runs.mode_valid IS 'mode is one of retrieval, input_only, none, delegation (docs/rules.md#g0_mode).';
 COMMENT ON COLUMN lint_runs.mode_label IS 'Report mode: mode when the declared value is truthy, else NULL (printed unknown mode).';
 COMMENT ON COLUMN lint_runs.declared_json IS 'Raw JSON of envelope.grounding_mode (null when absent), for repr.';
-COMMENT ON COLUMN lint_runs.succeeded IS 'outcome is an object whose status is the string succeeded (spec 6.1).';
+COMMENT ON COLUMN lint_runs.succeeded IS 'outcome is an object whose status is the string succeeded (docs/rules.md#derived-relations).';
 COMMENT ON COLUMN lint_runs.payload_type IS 'JSON type of the payload; NULL when absent or null.';
 COMMENT ON COLUMN lint_runs.payload_has_schema_class IS 'Payload is an object with a schema_class key.';
 COMMENT ON COLUMN lint_runs.payload_schema_class_json IS 'Raw JSON of payload.schema_class (NULL when absent), for repr.';

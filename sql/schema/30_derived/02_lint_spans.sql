@@ -9,7 +9,7 @@ SELECT s.invocation_id, lint_runs.run_key, s.ord, s.line_no, s.name, s.name_json
        s.dd_grounding_mode, s.dd_grounding_mode_json, s.dd_grounding_mode_is_string,
        s.dd_input_hash, s.dd_outcome
 FROM spans s JOIN lint_runs USING (invocation_id);
-COMMENT ON VIEW lint_spans IS 'Span records of lintable runs in file order; source_id/content_hash are str() of the attributes, the string None when absent (spec 6.1).';
+COMMENT ON VIEW lint_spans IS 'Span records of lintable runs in file order; source_id/content_hash are str() of the attributes, the string None when absent (docs/rules.md#derived-relations).';
 COMMENT ON COLUMN lint_spans.invocation_id IS 'The run.';
 COMMENT ON COLUMN lint_spans.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_spans.ord IS '0-based position in file / discovery / list order.';

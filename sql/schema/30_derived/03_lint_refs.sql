@@ -3,7 +3,7 @@
 CREATE OR REPLACE VIEW lint_refs AS
 SELECT p.invocation_id, lint_runs.run_key, p.ord, p.kind, p.source_id, p.content_hash, p.value_json
 FROM payload_refs p JOIN lint_runs USING (invocation_id);
-COMMENT ON VIEW lint_refs IS 'Everything the grounded_on walk found (spec 6.5), in discovery order: kind ref, malformed or not_list.';
+COMMENT ON VIEW lint_refs IS 'Everything the grounded_on walk found (docs/rules.md#grounded-references), in discovery order: kind ref, malformed or not_list.';
 COMMENT ON COLUMN lint_refs.invocation_id IS 'The run.';
 COMMENT ON COLUMN lint_refs.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_refs.ord IS '0-based position in file / discovery / list order.';

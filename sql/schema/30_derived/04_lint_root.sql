@@ -14,7 +14,7 @@ FROM spans s  -- only runs of lint_spans pass the join with one, so these are li
 JOIN (SELECT invocation_id, run_key FROM lint_spans WHERE name = 'invoke_agent'
       GROUP BY invocation_id, run_key HAVING count(*) = 1) one USING (invocation_id)
 WHERE s.name = 'invoke_agent';
-COMMENT ON VIEW lint_root IS 'The single invoke_agent span of runs that have exactly one (spec 6.2 step 1).';
+COMMENT ON VIEW lint_root IS 'The single invoke_agent span of runs that have exactly one (docs/rules.md#g0_roots).';
 COMMENT ON COLUMN lint_root.invocation_id IS 'The run.';
 COMMENT ON COLUMN lint_root.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_root.root_ord IS 'ord of the single invoke_agent span.';

@@ -4,7 +4,7 @@ CREATE OR REPLACE VIEW lint_evidence AS
 SELECT e.invocation_id, lint_runs.run_key, e.ord, e.source_id, e.source_id_json, e.content_hash,
        e.canonicalisation_json, e.content_type, e.computed_hash, e.canonical_error
 FROM evidence e JOIN lint_runs USING (invocation_id);
-COMMENT ON VIEW lint_evidence IS 'Evidence elements of lintable runs in order; (source_id, content_hash) are the evidence pairs of spec 6.1.';
+COMMENT ON VIEW lint_evidence IS 'Evidence elements of lintable runs in order; (source_id, content_hash) are the evidence pairs of docs/rules.md#derived-relations.';
 COMMENT ON COLUMN lint_evidence.invocation_id IS 'The run.';
 COMMENT ON COLUMN lint_evidence.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_evidence.ord IS '0-based position in file / discovery / list order.';

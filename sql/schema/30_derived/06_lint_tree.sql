@@ -2,7 +2,7 @@
 -- file name order, each after what it reads). One CREATE OR REPLACE VIEW, then its documentation.
 CREATE OR REPLACE VIEW lint_tree AS
 WITH RECURSIVE
--- The walk of spec 6.1 without recursing where no run needs it: the children of the root are one
+-- The walk of docs/rules.md#derived-relations without recursing where no run needs it: the children of the root are one
 -- join; only spans whose parent is another span (parent_id set and not the root's id, or any
 -- child of the root in a run where a child shares the root's id) can sit deeper, so only they
 -- feed the recursive part, which starts from the children of the root that have such children.
@@ -60,13 +60,13 @@ SELECT invocation_id, run_key, ord, depth, parent_key, cycle, name, span_id, sta
        start_key, end_key, source_id, content_hash
 FROM walk
 WHERE depth > 1;
-COMMENT ON VIEW lint_tree IS 'Descendants of the root (spec 6.1), once per path: a span reached through two copies of a duplicated parent id appears twice, as the workbench counts it. Upstream output order is (parent_key, ord): parent_key encodes the order in which the workbench''s stack pops the parent (negated sibling ords along the path, fixed width, compared as strings). A row with cycle = true re-enters its own path (errata C4); the walk stops there.';
+COMMENT ON VIEW lint_tree IS 'Descendants of the root (docs/rules.md#derived-relations), once per path: a span reached through two copies of a duplicated parent id appears twice, as the workbench counts it. Upstream output order is (parent_key, ord): parent_key encodes the order in which the workbench''s stack pops the parent (negated sibling ords along the path, fixed width, compared as strings). A row with cycle = true re-enters its own path (docs/rules.md#gw1); the walk stops there.';
 COMMENT ON COLUMN lint_tree.invocation_id IS 'The run.';
 COMMENT ON COLUMN lint_tree.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_tree.ord IS '0-based position in file / discovery / list order.';
 COMMENT ON COLUMN lint_tree.depth IS 'Distance from the root (1 = child of the root).';
 COMMENT ON COLUMN lint_tree.parent_key IS 'Pop-order key of the parent in the workbench''s stack traversal; output order is (parent_key, ord).';
-COMMENT ON COLUMN lint_tree.cycle IS 'The span re-enters its own path: a span-id cycle (errata C4).';
+COMMENT ON COLUMN lint_tree.cycle IS 'The span re-enters its own path: a span-id cycle (docs/rules.md#gw1).';
 COMMENT ON COLUMN lint_tree.name IS 'str() of the span name.';
 COMMENT ON COLUMN lint_tree.span_id IS 'Span id without 0x.';
 COMMENT ON COLUMN lint_tree.start_time IS 'Span start (UTC, microseconds).';

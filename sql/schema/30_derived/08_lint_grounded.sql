@@ -3,7 +3,7 @@
 CREATE OR REPLACE VIEW lint_grounded AS
 SELECT invocation_id, run_key, ord, source_id, content_hash
 FROM lint_refs WHERE kind = 'ref';
-COMMENT ON VIEW lint_grounded IS 'The list `grounded` of spec 6.1: well-formed (source_id, content_hash) references in discovery order.';
+COMMENT ON VIEW lint_grounded IS 'The list `grounded` of docs/rules.md#derived-relations: well-formed (source_id, content_hash) references in discovery order.';
 COMMENT ON COLUMN lint_grounded.invocation_id IS 'The run.';
 COMMENT ON COLUMN lint_grounded.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_grounded.ord IS '0-based position in file / discovery / list order.';

@@ -5,14 +5,14 @@ SELECT r.*, t.root_ord, t.root_span_id, t.root_trace_id, t.root_mode, t.root_mod
        t.root_mode_is_string, t.input_hash
 FROM lint_runs r JOIN lint_root t USING (run_key)
 WHERE NOT EXISTS (SELECT 1 FROM lint_cycles c WHERE c.run_key = r.run_key);
-COMMENT ON VIEW lint_judged IS 'Runs that reach spec 6.2 step 2: lintable, exactly one root, no reachable cycle. (input_sid, input_hash) is the input pair.';
+COMMENT ON VIEW lint_judged IS 'Runs that reach docs/rules.md#g0_tree: lintable, exactly one root, no reachable cycle. (input_sid, input_hash) is the input pair.';
 COMMENT ON COLUMN lint_judged.invocation_id IS 'The run.';
 COMMENT ON COLUMN lint_judged.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_judged.mode IS 'str() of envelope.grounding_mode (the string None when absent or null).';
-COMMENT ON COLUMN lint_judged.mode_valid IS 'mode is one of retrieval, input_only, none, delegation (spec 6.2 step 3).';
+COMMENT ON COLUMN lint_judged.mode_valid IS 'mode is one of retrieval, input_only, none, delegation (docs/rules.md#g0_mode).';
 COMMENT ON COLUMN lint_judged.mode_label IS 'Report mode: mode when the declared value is truthy, else NULL (printed unknown mode).';
 COMMENT ON COLUMN lint_judged.declared_json IS 'Raw JSON of envelope.grounding_mode (null when absent), for repr.';
-COMMENT ON COLUMN lint_judged.succeeded IS 'outcome is an object whose status is the string succeeded (spec 6.1).';
+COMMENT ON COLUMN lint_judged.succeeded IS 'outcome is an object whose status is the string succeeded (docs/rules.md#derived-relations).';
 COMMENT ON COLUMN lint_judged.payload_type IS 'JSON type of the payload; NULL when absent or null.';
 COMMENT ON COLUMN lint_judged.payload_has_schema_class IS 'Payload is an object with a schema_class key.';
 COMMENT ON COLUMN lint_judged.payload_schema_class_json IS 'Raw JSON of payload.schema_class (NULL when absent), for repr.';

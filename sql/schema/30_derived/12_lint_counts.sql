@@ -8,7 +8,7 @@ SELECT j.invocation_id, j.run_key,
        min(t.end_key) FILTER (WHERE t.name = 'retrieval')  AS first_retrieval_end_key
 FROM lint_judged j LEFT JOIN lint_tree t USING (run_key)
 GROUP BY j.invocation_id, j.run_key;
-COMMENT ON VIEW lint_counts IS 'retrieval_count and chat_count over the descendants, duplicates counted (spec 6.1, 6.7), and the earliest end of a retrieval (G1).';
+COMMENT ON VIEW lint_counts IS 'retrieval_count and chat_count over the descendants, duplicates counted (docs/rules.md#derived-relations, docs/rules.md#edge-cases), and the earliest end of a retrieval (G1).';
 COMMENT ON COLUMN lint_counts.invocation_id IS 'The run.';
 COMMENT ON COLUMN lint_counts.run_key IS 'lint_runs.run_key of the run.';
 COMMENT ON COLUMN lint_counts.retrieval_count IS 'Retrieval descendants, duplicates counted.';
