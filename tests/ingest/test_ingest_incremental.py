@@ -219,6 +219,20 @@ def _run_ingest(warehouse: Path, runs: Path, workers: int, crash: str | None = N
     return proc.returncode, err.decode()
 
 
+def _killed_then_rerun(tmp_path, big_archive, workers: int, **kill):
+    """An ingest killed by SIGKILL (at a crash point or a progress count), then run again to the
+    end: the warehouse (opened read-only, returned) must equal a clean ingest's."""
+    runs, clean = big_archive
+    w = tmp_path / "w.duckdb"
+    rc, err = _run_ingest(w, runs, workers, **kill)
+    assert rc == -signal.SIGKILL, err
+    rc, err = _run_ingest(w, runs, workers)
+    assert rc == 0, err
+    con = connect(w, read_only=True)
+    assert snapshot(con) == clean
+    return con
+
+
 @pytest.fixture(scope="module")
 def big_archive(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("kill")
@@ -239,14 +253,7 @@ def big_archive(tmp_path_factory):
 @pytest.mark.parametrize("crash", ["batch-before-commit:1", "batch-after-commit:2", "index-before-commit:1",
                                    "finish-before-commit:1"])
 def test_kill_at_a_transaction_boundary_then_rerun_equals_a_clean_ingest(tmp_path, big_archive, crash):
-    runs, clean = big_archive
-    w = tmp_path / "w.duckdb"
-    rc, err = _run_ingest(w, runs, 0, crash=crash)
-    assert rc == -signal.SIGKILL, err
-    rc, err = _run_ingest(w, runs, 0)
-    assert rc == 0, err
-    con = connect(w, read_only=True)
-    assert snapshot(con) == clean
+    con = _killed_then_rerun(tmp_path, big_archive, 0, crash=crash)
     assert con.execute("SELECT count(*) - count(finished_at) FROM ingests").fetchall() == [(1,)]  # the killed one
     con.close()
 
@@ -256,16 +263,9 @@ def test_kill_at_a_transaction_boundary_then_rerun_equals_a_clean_ingest(tmp_pat
 # about half way (batches committed, one being written)
 @pytest.mark.parametrize("kill_at", [1, 45, 150])
 def test_kill_at_an_arbitrary_moment_with_workers_then_rerun_equals_a_clean_ingest(tmp_path, big_archive, kill_at):
-    runs, clean = big_archive
+    runs, _ = big_archive
     assert sum(1 for p in runs.iterdir() if p.is_dir()) >= SMALL  # parser processes, not an inline parse
-    w = tmp_path / "w.duckdb"
-    rc, err = _run_ingest(w, runs, 2, kill_at=kill_at)
-    assert rc == -signal.SIGKILL, err
-    rc, err = _run_ingest(w, runs, 2)
-    assert rc == 0, err
-    con = connect(w, read_only=True)
-    assert snapshot(con) == clean
-    con.close()
+    _killed_then_rerun(tmp_path, big_archive, 2, kill_at=kill_at).close()
 
 
 # ------------------------------------------------------------------------------ second writer
