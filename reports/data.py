@@ -18,8 +18,6 @@ from functools import lru_cache
 from groundwork.checks.rules import named_params
 from groundwork.core.paths import SQL_DIR
 
-STATE_TABLE = "report_state"
-SOURCES_DRIFT_VIEW = "report_sources_drift"
 QUERIES_DIR = SQL_DIR / "reports"
 
 
@@ -95,7 +93,7 @@ def build_state(con, p: Passes) -> None:
     nightly_changes (one per run judged now or failing in the baseline, with its verdicts and
     change class), with the run's agent, mode and violation codes."""
     execute(con, "report_state", nightly=p.nightly_id, lint=p.lint_id, verify=p.verify_id,
-            prefix=f"CREATE OR REPLACE TEMP TABLE {STATE_TABLE} AS\n")
+            prefix="CREATE OR REPLACE TEMP TABLE report_state AS\n")  # the table every report query reads
 
 
 def totals(con, p: Passes) -> dict:
@@ -242,7 +240,7 @@ def drift(con, p: Passes, top: int) -> dict:
                          "examples": g_examples}}
     if p.verify_id is None:
         return out
-    execute(con, "sources_drift", prefix=f"CREATE OR REPLACE TEMP VIEW {SOURCES_DRIFT_VIEW} AS\n")
+    execute(con, "sources_drift", prefix="CREATE OR REPLACE TEMP VIEW report_sources_drift AS\n")
     counts = {r["class"]: r["n"] for r in rows(con, "sources_drift_counts")}
     examples = rows(con, "sources_drift_examples", top=top)
     out["sources"] = {"classes": [(c, int(counts.get(c) or 0), text) for c, text in SOURCES_DRIFT], "examples": examples}
