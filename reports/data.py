@@ -18,8 +18,6 @@ from functools import lru_cache
 from groundwork.checks.rules import named_params
 from groundwork.core.paths import SQL_DIR
 
-STATE_TABLE = "report_state"
-SOURCES_DRIFT_VIEW = "report_sources_drift"
 QUERIES_DIR = SQL_DIR / "reports"
 
 
@@ -44,30 +42,33 @@ def query(name: str) -> tuple[str, tuple[str, ...]]:
     return sql, named_params(sql)
 
 
-def _execute(con, name: str, params: dict, prefix: str = ""):
+def execute(con, name: str, /, *, prefix: str = "", **params):
+    """Run sql/reports/<name>.sql (after ``prefix``, e.g. a CREATE ... AS) with the ``$name``
+    parameters it uses bound from ``params``; the cursor."""
     sql, names = query(name)
     return con.execute(prefix + sql, {n: params[n] for n in names} or None)
 
 
-def _rows(con, name: str, **params) -> list[dict]:
-    cur = _execute(con, name, params)
+def rows(con, name: str, /, **params) -> list[dict]:
+    """The rows of sql/reports/<name>.sql, as dicts by column name."""
+    cur = execute(con, name, **params)
     names = [d[0] for d in cur.description]
     return [dict(zip(names, row)) for row in cur.fetchall()]
 
 
 def _one(con, name: str, **params) -> dict:
-    rows = _rows(con, name, **params)
-    return rows[0] if rows else {}
+    found = rows(con, name, **params)
+    return found[0] if found else {}
 
 
 def _top(con, name: str, **params) -> dict:
     """The rows of a top-N query whose ``groups`` column counts the groups in all: the rows (without
     that column), the total and how many more there are."""
-    rows = _rows(con, name, **params)
-    total = rows[0]["groups"] if rows else 0
-    for r in rows:
+    found = rows(con, name, **params)
+    total = found[0]["groups"] if found else 0
+    for r in found:
         del r["groups"]
-    return {"rows": rows, "total": total, "more": max(0, total - len(rows))}
+    return {"rows": found, "total": total, "more": max(0, total - len(found))}
 
 
 def _iso(value) -> str | None:
@@ -91,8 +92,8 @@ def build_state(con, p: Passes) -> None:
     """(Re)create the temp table ``report_state``: nightly ``p.nightly_id``'s rows of
     nightly_changes (one per run judged now or failing in the baseline, with its verdicts and
     change class), with the run's agent, mode and violation codes."""
-    _execute(con, "report_state", {"nightly": p.nightly_id, "lint": p.lint_id, "verify": p.verify_id},
-             prefix=f"CREATE OR REPLACE TEMP TABLE {STATE_TABLE} AS\n")
+    execute(con, "report_state", nightly=p.nightly_id, lint=p.lint_id, verify=p.verify_id,
+            prefix="CREATE OR REPLACE TEMP TABLE report_state AS\n")  # the table every report query reads
 
 
 def totals(con, p: Passes) -> dict:
@@ -132,15 +133,15 @@ def passes_info(con, p: Passes) -> dict:
 
 def by_rule(con, p: Passes) -> list[dict]:
     """Per rule code: violations, runs, runs new tonight."""
-    return _rows(con, "violations_by_rule", lint=p.lint_id, verify=p.verify_id)
+    return rows(con, "violations_by_rule", lint=p.lint_id, verify=p.verify_id)
 
 
 def by_rule_mode(con, p: Passes) -> dict:
     """Violations by rule × grounding mode (a small matrix: rules are few, modes are few)."""
-    rows = _rows(con, "violations_by_rule_mode", lint=p.lint_id, verify=p.verify_id)
+    found = rows(con, "violations_by_rule_mode", lint=p.lint_id, verify=p.verify_id)
     counts: dict[str, dict[str, int]] = {}
     mode_totals: dict[str, int] = {}
-    for r in rows:
+    for r in found:
         counts.setdefault(r["code"], {})[r["mode"]] = r["violations"]
         mode_totals[r["mode"]] = mode_totals.get(r["mode"], 0) + r["violations"]
     known = ["retrieval", "input_only", "none", "delegation"]
@@ -168,17 +169,17 @@ def by_rule_agent_mode(con, p: Passes, top: int) -> dict:
 
 def trend_by_day(con, days: int = 90) -> list[dict]:
     """Runs judged now, failing and new, by UTC day of run completion (the latest ``days`` days)."""
-    rows = _rows(con, "trend_by_day", days=days)
-    rows.reverse()
-    for r in rows:
+    found = rows(con, "trend_by_day", days=days)
+    found.reverse()
+    for r in found:
         r["day"] = "unknown" if r["day"] is None else r["day"].isoformat()
-    return rows
+    return found
 
 
 def trend_by_lint(con, p: Passes, nights: int = 30) -> dict:
     """One point per finished nightly (and the current one): runs judged, failing, new, resolved,
     and violations per rule; marks nights whose rule set changed."""
-    points = _rows(con, "trend_by_nightly", nightly=p.nightly_id, nights=nights)
+    points = rows(con, "trend_by_nightly", nightly=p.nightly_id, nights=nights)
     points.reverse()
     prev_hash = None
     for i, pt in enumerate(points):
@@ -188,7 +189,7 @@ def trend_by_lint(con, p: Passes, nights: int = 30) -> dict:
     ids = [x for pt in points[-10:] for x in (pt["lint_id"], pt["verify_id"]) if x is not None]
     per_rule: dict[str, dict[int, int]] = {}
     if ids:
-        for r in _rows(con, "violations_by_pass", passes=ids):
+        for r in rows(con, "violations_by_pass", passes=ids):
             per_rule.setdefault(r["code"], {})[r["lint_id"]] = r["n"]
     recent = points[-10:]
     rule_rows = [
@@ -202,7 +203,7 @@ def diff_lists(con, top: int) -> dict:
     """The first ``top`` runs of each change class (new, resolved, gone) and the counts."""
     out = {}
     for change in ("new", "still", "resolved", "gone"):
-        out[change] = _rows(con, "runs_by_change", change=change, top=top)
+        out[change] = rows(con, "runs_by_change", change=change, top=top)
         for r in out[change]:
             r["completed_at"] = _iso(r["completed_at"])
     return out
@@ -232,16 +233,16 @@ def drift(con, p: Passes, top: int) -> dict:
     plus ``same`` and ``unrecorded``. sources: same / verdict / text / unrecorded / unjudged.
     """
     g_counts = _one(con, "grounding_drift_same")
-    for r in _rows(con, "grounding_drift_classes", lint=p.lint_id):
+    for r in rows(con, "grounding_drift_classes", lint=p.lint_id):
         g_counts[r["drift"] or "other"] = g_counts.get(r["drift"] or "other", 0) + r["n"]
-    g_examples = _rows(con, "grounding_drift_examples", lint=p.lint_id, top=top)
+    g_examples = rows(con, "grounding_drift_examples", lint=p.lint_id, top=top)
     out = {"grounding": {"classes": [(c, int(g_counts.get(c) or 0), text) for c, text in GROUNDING_DRIFT],
                          "examples": g_examples}}
     if p.verify_id is None:
         return out
-    _execute(con, "sources_drift", {}, prefix=f"CREATE OR REPLACE TEMP VIEW {SOURCES_DRIFT_VIEW} AS\n")
-    counts = {r["class"]: r["n"] for r in _rows(con, "sources_drift_counts")}
-    examples = _rows(con, "sources_drift_examples", top=top)
+    execute(con, "sources_drift", prefix="CREATE OR REPLACE TEMP VIEW report_sources_drift AS\n")
+    counts = {r["class"]: r["n"] for r in rows(con, "sources_drift_counts")}
+    examples = rows(con, "sources_drift_examples", top=top)
     out["sources"] = {"classes": [(c, int(counts.get(c) or 0), text) for c, text in SOURCES_DRIFT], "examples": examples}
     return out
 
@@ -256,21 +257,21 @@ def unresolved_by_source(con, p: Passes, top: int) -> dict:
 def ingest_issues(con, p: Passes, top: int) -> dict:
     """Current ingest issues (the table keeps the latest issues of every run): by kind, and the
     most recent ``top``."""
-    kinds = _rows(con, "ingest_issue_kinds", ingest=p.ingest_id)
-    rows = _rows(con, "ingest_issues", top=top)
+    kinds = rows(con, "ingest_issue_kinds", ingest=p.ingest_id)
+    found = rows(con, "ingest_issues", top=top)
     total = sum(k["n"] for k in kinds)
-    return {"kinds": kinds, "rows": rows, "total": total, "more": max(0, total - len(rows))}
+    return {"kinds": kinds, "rows": found, "total": total, "more": max(0, total - len(found))}
 
 
 def worst_agents(con, p: Passes, top: int) -> list[dict]:
     """Agents with the most failing runs now (ties: higher failure rate, then id), with each
     agent's most frequent rule."""
-    return _rows(con, "worst_agents", lint=p.lint_id, verify=p.verify_id, top=top)
+    return rows(con, "worst_agents", lint=p.lint_id, verify=p.verify_id, top=top)
 
 
 def failing_runs(con, limit: int | None = None, offset: int = 0) -> list[dict]:
     """Failing runs, new first, then newest completion first."""
-    rows = _rows(con, "failing_runs", limit=limit, offset=offset)
-    for r in rows:
+    found = rows(con, "failing_runs", limit=limit, offset=offset)
+    for r in found:
         r["completed_at"] = _iso(r["completed_at"])
-    return rows
+    return found

@@ -26,35 +26,24 @@ KNOWN_MODES = ("retrieval", "input_only", "none", "delegation")
 def _rules(con, lint_id) -> list[str]:
     if lint_id is None:
         return []
-    row = con.execute("SELECT rules FROM lints WHERE lint_id = ?", [lint_id]).fetchone()
+    row = data.execute(con, "pass_rules", pass_id=lint_id).fetchone()
     return [c.strip() for c in (row[0] or "").split(",") if c.strip()] if row else []
 
 
 def junit(con, p: data.Passes, meta: dict) -> str:
     """JUnit XML: a testcase per (rule, agent) for every agent judged tonight."""
     suites = []
-    for check, pass_id, status_col, bad in (("grounding", p.lint_id, "g_status", "unlintable"),
-                                            ("sources", p.verify_id, "s_status", "unverifiable")):
+    for check, pass_id, bad in (("grounding", p.lint_id, "unlintable"), ("sources", p.verify_id, "unverifiable")):
         if pass_id is None:
             continue
-        agents = [r[0] for r in con.execute(
-            f"SELECT DISTINCT agent_id FROM {data.STATE_TABLE} WHERE {status_col} IS NOT NULL ORDER BY agent_id NULLS LAST").fetchall()]
+        agents = [r[0] for r in data.execute(con, "junit_agents", check=check).fetchall()]
         stats = {}
-        for code, agent, n, runs in con.execute(
-            f"""SELECT v.code, st.agent_id, COUNT(*), COUNT(DISTINCT v.invocation_id)
-                FROM lint_violations v JOIN {data.STATE_TABLE} st USING (invocation_id)
-                WHERE v.lint_id = ? GROUP BY ALL""", [pass_id]).fetchall():
+        for code, agent, n, runs in data.execute(con, "junit_stats", pass_id=pass_id).fetchall():
             stats[(code, agent)] = {"violations": n, "runs": runs, "examples": []}
-        for code, agent, inv, msg in con.execute(
-            f"""SELECT code, agent_id, invocation_id, message FROM (
-                    SELECT v.code, st.agent_id, v.invocation_id, v.message,
-                           ROW_NUMBER() OVER (PARTITION BY v.code, st.agent_id ORDER BY v.invocation_id, v.seq) AS rk
-                    FROM lint_violations v JOIN {data.STATE_TABLE} st USING (invocation_id)
-                    WHERE v.lint_id = ?) WHERE rk <= ? ORDER BY code, agent_id, rk""", [pass_id, JUNIT_EXAMPLES]).fetchall():
+        for code, agent, inv, msg in data.execute(con, "junit_examples", pass_id=pass_id, examples=JUNIT_EXAMPLES).fetchall():
             stats[(code, agent)]["examples"].append({"invocation_id": inv, "message": msg})
-        unjudged = {agent: (n, ids) for agent, n, ids in con.execute(
-            f"""SELECT agent_id, COUNT(*), LIST(invocation_id ORDER BY invocation_id)[1:{JUNIT_EXAMPLES}]
-                FROM {data.STATE_TABLE} WHERE {status_col} = ? GROUP BY agent_id""", [bad]).fetchall()}
+        unjudged = {agent: (n, ids) for agent, n, ids in data.execute(
+            con, "junit_unjudged", check=check, status=bad, examples=JUNIT_EXAMPLES).fetchall()}
         codes = _rules(con, pass_id)
         codes += sorted({c for c, _ in stats} - set(codes))
         cases = []
@@ -79,11 +68,7 @@ def _mode_label(mode) -> str:
 
 def prometheus(con, p: data.Passes, totals: dict, meta: dict) -> str:
     """Prometheus text exposition (textfile collector)."""
-    rows = con.execute(
-        f"""SELECT l.kind, v.code, st.agent_id, st.grounding_mode, COUNT(*)
-            FROM lint_violations v JOIN lints l ON l.lint_id = v.lint_id
-            JOIN {data.STATE_TABLE} st USING (invocation_id)
-            WHERE v.lint_id = ? OR v.lint_id = ? GROUP BY ALL""", [p.lint_id, p.verify_id]).fetchall()
+    rows = data.execute(con, "metrics_violations", lint=p.lint_id, verify=p.verify_id).fetchall()
     per_agent: dict = {}
     for _, _, agent, _, n in rows:
         per_agent[agent] = per_agent.get(agent, 0) + n
@@ -99,13 +84,7 @@ def prometheus(con, p: data.Passes, totals: dict, meta: dict) -> str:
 def jsonl(con, p: data.Passes, path: Path) -> Path:
     """violations.jsonl: one object per violation of tonight's lint and verify passes."""
     tmp = path.with_name(f".{path.name}.tmp")
-    cur = con.execute(
-        f"""SELECT v.invocation_id, st.agent_id, st.grounding_mode, st.completed_at,
-                   CASE l.kind WHEN 'lint' THEN 'grounding' ELSE 'sources' END, v.seq, v.code, v.message, st.change
-            FROM lint_violations v JOIN lints l ON l.lint_id = v.lint_id
-            JOIN {data.STATE_TABLE} st USING (invocation_id)
-            WHERE v.lint_id = ? OR v.lint_id = ?
-            ORDER BY v.invocation_id, l.kind, v.seq""", [p.lint_id, p.verify_id])
+    cur = data.execute(con, "violations_jsonl", lint=p.lint_id, verify=p.verify_id)
     keys = ("invocation_id", "agent_id", "grounding_mode", "completed_at", "check", "seq", "code", "message", "change")
     with open(tmp, "wb") as fh:
         while True:

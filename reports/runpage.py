@@ -32,6 +32,9 @@ MANIFEST = ".groundwork-manifest.json"
 BATCH = 5000        # runs per page-data batch
 MAX_TIMELINE_ROWS = 400
 _PAGE_TEMPLATES = ("run.html", "_layout.html", "_style.css")
+# The sql/reports/ queries a run page is made from (collect), one per table.
+_PAGE_QUERIES = ("run_page_runs", "run_page_lint", "run_page_verify", "run_page_violations", "run_page_unresolved",
+                 "run_page_spans", "run_page_payload_refs", "run_page_evidence", "run_page_delegations")
 
 
 @dataclass
@@ -54,7 +57,8 @@ def _digest(*parts) -> str:
 
 def _template_version() -> str:
     texts = [(TEMPLATES_DIR / name).read_text(encoding="utf-8") for name in _PAGE_TEMPLATES]
-    return _digest(__version__, Path(__file__).read_text(encoding="utf-8"), *texts)
+    queries = [data.query(name)[0] for name in _PAGE_QUERIES]
+    return _digest(__version__, Path(__file__).read_text(encoding="utf-8"), *texts, *queries)
 
 
 def _load_manifest(out: Path) -> dict:
@@ -75,13 +79,7 @@ def write_texts(con, out: Path, manifest: dict, result: RunOutputs) -> None:
     texts = manifest["texts"]
     runs_dir = out / "runs"
     wanted = set()
-    cur = con.execute(
-        f"""SELECT st.invocation_id, st.g_summary, st.s_summary, st.s_status
-            FROM {data.STATE_TABLE} st LEFT JOIN runs r ON r.invocation_id = st.invocation_id
-            WHERE st.failing
-               OR (st.g_summary IS NOT NULL AND st.g_summary || CHR(10) IS DISTINCT FROM r.recorded_grounding)
-               OR (st.s_summary IS NOT NULL AND st.s_summary || CHR(10) IS DISTINCT FROM r.recorded_sources)"""
-    )
+    cur = data.execute(con, "run_texts")
     while True:
         chunk = cur.fetchmany(10000)
         if not chunk:
@@ -112,10 +110,7 @@ def write_texts(con, out: Path, manifest: dict, result: RunOutputs) -> None:
 
 
 def _failing_keys(con) -> list[tuple[str, str, str]]:
-    rows = con.execute(
-        f"SELECT invocation_id, ingest_id, g_status, g_summary, s_status, s_summary, codes FROM {data.STATE_TABLE} "
-        "WHERE failing ORDER BY invocation_id"
-    ).fetchall()
+    rows = data.execute(con, "failing_keys").fetchall()
     return [(r[0], slug(r[0]), _digest(*r[1:])) for r in rows]
 
 
@@ -168,46 +163,27 @@ def write_all(con, out: Path, p: data.Passes, meta: dict) -> RunOutputs:
 # Page data
 # ---------------------------------------------------------------------------------------------
 
-def _group(con, sql: str, params) -> dict[str, list[dict]]:
-    cur = con.execute(sql, params)
-    names = [d[0] for d in cur.description]
+def _group(con, name: str, **params) -> dict[str, list[dict]]:
+    """The rows of sql/reports/<name>.sql by invocation id."""
     out: dict[str, list[dict]] = {}
-    for row in cur.fetchall():
-        r = dict(zip(names, row))
+    for r in data.rows(con, name, **params):
         out.setdefault(r["invocation_id"], []).append(r)
     return out
 
 
 def collect(con, p: data.Passes, ids: list[str]) -> dict[str, dict]:
-    """Run-page data for the given runs (one query per table for the whole batch)."""
+    """Run-page data for the given runs (one query per table for the whole batch, each reading the
+    temp table report_batch of their ids)."""
     con.execute("CREATE OR REPLACE TEMP TABLE report_batch AS SELECT UNNEST(?::VARCHAR[]) AS invocation_id", [ids])
-    b = "JOIN report_batch b USING (invocation_id)"
-    runs = _group(con, f"""
-        SELECT r.invocation_id, r.run_path, r.agent_id, r.agent_version, r.grounding_mode, r.outcome_status,
-               r.succeeded, r.withheld, r.problem_type, r.completed_at, r.conversation_id, r.parent_invocation_id,
-               r.telemetry_trace_id, r.span_count, r.evidence_count, r.delegation_count, r.missing,
-               r.recorded_grounding, r.recorded_sources, r.unlintable_reason, r.unverifiable_reason,
-               st.g_status, st.g_summary, st.s_status, st.s_summary, st.change, st.codes
-        FROM runs r {b} LEFT JOIN {data.STATE_TABLE} st USING (invocation_id)""", [])
-    lint = _group(con, f"SELECT v.invocation_id, v.status, v.mode, v.retrieval_count, v.chat_count, v.reason FROM lint_verdicts v {b} WHERE v.lint_id = ?", [p.lint_id])
-    verify = _group(con, f"SELECT v.invocation_id, v.status, v.verified, v.unresolved_count, v.reason FROM verify_verdicts v {b} WHERE v.lint_id = ?", [p.verify_id])
-    viol = _group(con, f"""
-        SELECT v.invocation_id, l.kind AS check_kind, v.seq, v.code, v.message
-        FROM lint_violations v {b} JOIN lints l ON l.lint_id = v.lint_id
-        WHERE v.lint_id = ? OR v.lint_id = ? ORDER BY l.kind, v.seq""", [p.lint_id, p.verify_id])
-    unresolved = _group(con, f"SELECT u.invocation_id, u.seq, u.item FROM verify_unresolved u {b} WHERE u.lint_id = ? ORDER BY u.seq", [p.verify_id])
-    spans = _group(con, f"""
-        SELECT t.invocation_id, t.ord, t.line_no, t.name, t.span_id, t.parent_id, t.trace_id,
-               t.start_time, t.end_time, t.dd_agent_id, t.dd_source_id, t.dd_content_hash, t.dd_model_id
-        FROM spans t {b} ORDER BY t.invocation_id, t.ord""", [])
-    refs = _group(con, f"SELECT r.invocation_id, r.ord, r.path, r.kind, r.source_id, r.content_hash, r.value_json FROM payload_refs r {b} ORDER BY r.ord", [])
-    evidence = _group(con, f"""
-        SELECT e.invocation_id, e.ord, e.source_id, e.content_hash, e.canonicalisation, e.snapshot_ref,
-               e.computed_hash, e.canonical_error, e.content_type
-        FROM evidence e {b} ORDER BY e.ord""", [])
-    deleg = _group(con, f"""
-        SELECT d.invocation_id, d.ord, d.delegated_invocation_id, d.content_hash, d.delegated_agent_id, d.delegated_status
-        FROM delegations d {b} ORDER BY d.ord""", [])
+    runs = _group(con, "run_page_runs")
+    lint = _group(con, "run_page_lint", lint=p.lint_id)
+    verify = _group(con, "run_page_verify", verify=p.verify_id)
+    viol = _group(con, "run_page_violations", lint=p.lint_id, verify=p.verify_id)
+    unresolved = _group(con, "run_page_unresolved", verify=p.verify_id)
+    spans = _group(con, "run_page_spans")
+    refs = _group(con, "run_page_payload_refs")
+    evidence = _group(con, "run_page_evidence")
+    deleg = _group(con, "run_page_delegations")
     pages = {}
     for inv in ids:
         run = (runs.get(inv) or [{"invocation_id": inv}])[0]

@@ -327,7 +327,7 @@ def test_unusual_modes_with_equal_counts_keep_one_column_order_whatever_order_sq
             {"code": "G1", "mode": "retrieval", "violations": 5}, {"code": "G2", "mode": "zz", "violations": 1}]
     seen = []
     for order in (rows, rows[::-1]):
-        monkeypatch.setattr(data, "_rows", lambda con, name, **params: list(order))
+        monkeypatch.setattr(data, "rows", lambda con, name, **params: list(order))
         seen.append(data.by_rule_mode(None, data.Passes(lint_id=1, verify_id=None)))
     assert seen[0] == seen[1]
     assert seen[0]["modes"] == ["retrieval", "(none)", "telepathy", "zz"]
