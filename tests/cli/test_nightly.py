@@ -16,9 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from groundwork.cli import app
+from ingest_support import EXAMPLE
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-EXAMPLE = ROOT / "examples" / "archive"
 
 PASSING_RETRIEVAL = "01a22a33-c71c-7634-b9a4-2549192ec7ed"   # pass/retrieval/one-source
 FAILING_N1 = "01a22a33-cc8f-721d-9706-f81a30449b62"          # violation/N1/none-calls-a-model

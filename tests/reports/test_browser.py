@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 import browser
 from groundwork.cli import app
 from groundwork.core.escape import slug
-from test_nightly import EXAMPLE
+from ingest_support import EXAMPLE
 from test_reports_hostile import EVIL, EVIL_ID, build_hostile
 
 pytestmark = pytest.mark.skipif(not browser.available(), reason=f"chromium not installed at {browser.CHROMIUM} (CI installs Debian's chromium)")

@@ -13,7 +13,8 @@ from groundwork.ingest import ingest_archive
 
 CORPUS = Path(__file__).parent.parent / "fixtures" / "corpus"
 CORPUS_RUNS = CORPUS / "runs"
-EXAMPLE_RUNS = Path(__file__).resolve().parent.parent.parent / "examples" / "archive" / "runs"
+EXAMPLE = Path(__file__).resolve().parent.parent.parent / "examples" / "archive"  # the bundled example archive
+EXAMPLE_RUNS = EXAMPLE / "runs"
 
 
 def expected() -> dict[str, dict]:
