@@ -809,7 +809,7 @@ class _IndexLoad:
         path = os.path.join(loader.root, INDEX_FILE)
         if not present:
             return None
-        if os.path.islink(path) and not _inside(loader.root_real, path):
+        if os.path.islink(path) and not inside(loader.root_real, path):
             loader.archive_issues.add(INDEX_FILE, None, K.SYMLINK_OUTSIDE, "symlink leading outside the archive; not read")
             return None
         changed, _ = loader.archive_file_changed(INDEX_FILE, path)
@@ -900,10 +900,6 @@ def _lines(fh, h):
         yield rest
 
 
-def _inside(root_real: str, path: str) -> bool:
-    return inside(root_real, path)
-
-
 # the columns of _load_schemas' rows and files, in their order
 SCHEMA_FIELDS = ("digest", "computed_digest", "schema_json")
 ARCHIVE_FILE_FIELDS = ("path", "size", "mtime_ns", "sha256")
@@ -915,7 +911,7 @@ def _load_schemas(loader: _Loader, present: bool):
     folder = os.path.join(loader.root, SCHEMAS_DIR)
     if not present:
         return [], []
-    if os.path.islink(folder) and not _inside(loader.root_real, folder):
+    if os.path.islink(folder) and not inside(loader.root_real, folder):
         loader.archive_issues.add(SCHEMAS_DIR, None, K.SYMLINK_OUTSIDE, "symlink leading outside the archive; not read")
         return [], []
     rows, files = [], []
@@ -927,7 +923,7 @@ def _load_schemas(loader: _Loader, present: bool):
     for name in names:
         rel = f"{SCHEMAS_DIR}/{display_name(name)}"
         path = os.path.join(folder, name)
-        if os.path.islink(path) and not _inside(loader.root_real, path):
+        if os.path.islink(path) and not inside(loader.root_real, path):
             loader.archive_issues.add(rel, None, K.SYMLINK_OUTSIDE, "symlink leading outside the archive; not read")
             continue
         digest = name[:-5] if name.endswith(".json") else None
