@@ -14,7 +14,10 @@ from groundwork.core import warehouse
 from groundwork.core.paths import SCHEMA_DIR
 from groundwork.core.warehouse import _COMMENT, _without_comments, apply_schema, connect, schema_sql
 
-VIEW_SQL = "sql"
+# A view's text as DuckDB shows it. A view read back from a warehouse file (its catalog in
+# warehouse.STORAGE_VERSION) names the type STRING (the derived relations use it, as Spark SQL
+# does) VARCHAR, its other name; one made in this process keeps the name it was written with.
+VIEW_SQL = r"regexp_replace(sql, '\bSTRING\b', 'VARCHAR', 'g')"
 SHAPE = f"""
 SELECT 'column', table_name, column_name, data_type FROM duckdb_columns()
 WHERE database_name = current_database() AND schema_name = 'main'

@@ -1,7 +1,7 @@
 """What warehouse.connect opens: a warehouse of an older groundwork is migrated forward in one
 transaction, every row kept; one of a newer groundwork, and a file of another application, are
 refused with one line and left byte for byte as they were; a file connect creates is removed
-again when it fails.
+again when it fails; new files are written in STORAGE_VERSION.
 
 tests/fixtures/warehouse-v1.duckdb is a warehouse written by the release before schema_version 2
 (commit 3fa4741, schema_version 1): `groundwork nightly examples/archive/runs --sources
@@ -241,6 +241,17 @@ def test_a_warehouse_file_connect_creates_is_removed_when_it_fails(tmp_path, mon
     with pytest.raises(duckdb.Error, match="cannot apply"):
         connect(tmp_path / "w.duckdb")
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("cache", ["off", "on"])
+def test_new_warehouse_files_are_written_in_the_storage_version_the_registrys_shell_reads(tmp_path, monkeypatch, cache):
+    monkeypatch.setenv("GROUNDWORK_SCHEMA_CACHE", "off" if cache == "off" else str(tmp_path / "cache"))
+    for name in ("a.duckdb", "b.duckdb"):  # with the cache: built, then copied
+        connect(tmp_path / name).close()
+        con = duckdb.connect(str(tmp_path / name), read_only=True)
+        tags = con.execute("SELECT tags FROM duckdb_databases() WHERE database_name = current_database()").fetchall()
+        con.close()
+        assert tags == [({"storage_version": f"{warehouse.STORAGE_VERSION}+"},)]
 
 
 def test_the_schema_version_is_stored_by_one_line_of_the_schema():
