@@ -30,6 +30,7 @@ from groundwork.checks.verify import verify_warehouse
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import DEFAULT_PATH, connect
 from groundwork.ingest import ingest_archive, parsers
+from groundwork.ingest.runs_folder import check_runs_dir
 from groundwork.reports import data as rdata
 from groundwork.reports.build import build_reports
 
@@ -52,9 +53,26 @@ def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
-def _check_inputs(runs_dir: Path, sources: Path | None, out: Path) -> None:
-    if not runs_dir.is_dir():
-        raise GroundworkError(f"runs directory {runs_dir} does not exist or is not a directory")
+def _mkdirs(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; return the folders created, deepest first."""
+    missing, p = [], folder
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    return missing
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
+
+
+def _check_inputs(runs_dir: Path, sources: Path | None, out: Path, created: list[Path]) -> None:
+    check_runs_dir(runs_dir)
     if sources is not None and not sources.is_file():
         raise GroundworkError(f"sources file {sources} does not exist")
     if out.exists() and not out.is_dir():
@@ -63,7 +81,7 @@ def _check_inputs(runs_dir: Path, sources: Path | None, out: Path) -> None:
         raise GroundworkError(f"--out {out} is inside the archive {runs_dir}; reports are never written into the archive")
     # Fail before a long ingest, not after it.
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        created.extend(_mkdirs(out))
     except OSError as exc:
         raise GroundworkError(f"cannot create the report directory {out}: {exc.strerror or exc}") from None
     if not os.access(out, os.W_OK | os.X_OK):
@@ -92,13 +110,18 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
     be done (the nightly row then records exit status 2 and the reason)."""
     runs_dir, out = Path(runs_dir), Path(out)
     sources = Path(sources) if sources is not None else None
-    _check_inputs(runs_dir, sources, out)
+    created: list[Path] = []  # folders made for this nightly: removed again when it cannot start
+    try:
+        _check_inputs(runs_dir, sources, out, created)
+        if str(warehouse) != ":memory:":
+            try:
+                created[:0] = _mkdirs(Path(warehouse).parent)
+            except OSError as exc:
+                raise GroundworkError(f"cannot create the folder of warehouse {warehouse}: {exc.strerror}") from None
+    except BaseException:
+        _remove_empty(created)
+        raise
     started = time.time()
-    if str(warehouse) != ":memory:":
-        try:
-            Path(warehouse).parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise GroundworkError(f"cannot create the folder of warehouse {warehouse}: {exc.strerror}") from None
     # The parser processes start while the warehouse opens (as in `groundwork ingest`), and stop
     # once the ingest is done.
     parser_pool = contextlib.ExitStack()
@@ -107,6 +130,7 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
         con = connect(warehouse)
     except BaseException:
         parser_pool.close()
+        _remove_empty(created)
         raise
     seconds: dict = {}
     try:
