@@ -8,8 +8,8 @@ the exit status, the reports and the nightlies row's counts all read it.
 Idempotent: unchanged run folders are not reloaded, every report file is rewritten in place
 (per-run files only when their content changes), and a second nightly over an unchanged
 archive compares with the first one, so it reports nothing new and exits 0. Each nightly adds one
-lint pass (and one verify pass) to the append-only history; a nightly that could not finish
-(exit 2) is recorded but never becomes the baseline of the next one.
+lint pass (and one verify pass) to the append-only history; a nightly that did not finish every
+step (exit 2, or killed) is recorded but never becomes the baseline of the next one.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,6 +96,15 @@ def _start(con, runs_dir: Path, out: Path) -> int:
         [nid, _utcnow(), str(runs_dir.resolve()), str(out.resolve())],
     )
     return nid
+
+
+CRASH_ENV = "GROUNDWORK_NIGHTLY_CRASH"  # fault injection for the kill -9 test: the name of a step
+
+
+def _crash_point(step: str) -> None:
+    """Kill this process (SIGKILL, as kill -9 would) when $GROUNDWORK_NIGHTLY_CRASH names ``step``."""
+    if os.environ.get(CRASH_ENV) == step:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _attr(obj, *names):
@@ -185,6 +195,19 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
                 raise GroundworkError(f"cannot write the reports to {out}: {exc.strerror or exc}") from None
             seconds["reports"] = time.perf_counter() - t
             status = 1 if reports.totals["new_failing"] else 0
+            # Keep the runs' derived relations in the warehouse (only new or reloaded runs are
+            # derived again), so that a full re-lint, e.g. after a rule file changed, evaluates the
+            # rules without deriving first. A cache: failing here fails nothing.
+            t = time.perf_counter()
+            _crash_point("keep-derived")
+            try:
+                keep_derived(con)
+            except duckdb.Error:
+                pass
+            seconds["keep_derived"] = time.perf_counter() - t
+            # Finished: only now does this nightly become the baseline of the next (nightly_passes
+            # reads exit_status). One killed before this line has none, so the next nightly compares
+            # with the same baseline as this one and reports the same new failures.
             con.execute("UPDATE nightlies SET finished_at = ?, exit_status = ? WHERE nightly_id = ?", [_utcnow(), status, nid])
         except BaseException as exc:
             msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -194,15 +217,6 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
             except Exception:  # noqa: BLE001 - the original error matters more
                 pass
             raise
-        # The job is done and recorded. Keep the runs' derived relations in the warehouse (only
-        # new or reloaded runs are derived again), so that a full re-lint, e.g. after a rule file
-        # changed, evaluates the rules without deriving first. A cache: failing here fails nothing.
-        t = time.perf_counter()
-        try:
-            keep_derived(con)
-        except duckdb.Error:
-            pass
-        seconds["keep_derived"] = time.perf_counter() - t
     finally:
         parser_pool.close()
         con.close()
