@@ -38,7 +38,6 @@ import pyarrow as pa
 
 from groundwork import __version__ as tool_version
 from groundwork.core.canonical import CanonicalisationError, content_hash
-from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import cursor, memory_at_most, size_bytes
 
 from groundwork.ingest import issues as K
@@ -46,6 +45,7 @@ from groundwork.ingest.issues import Issues
 from groundwork.core.jsontext import decode_utf8, dumps_doc, loads, vstr
 from groundwork.ingest.parse import FILE_FIELDS, ISSUE_FIELDS, issue_row, issue_rows, parse_run
 from groundwork.ingest.scan import INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name, inside
+from groundwork.ingest.runs_folder import check_runs_dir
 from groundwork.ingest.tables import RUN_TABLES, column_list, to_arrow
 from groundwork.ingest.shm import Slots
 from groundwork.ingest.work import (INDEX_FIELDS, ChunkResult, _crash_point, _from_ipc, _worker_init,
@@ -555,13 +555,7 @@ def ingest_archive(con: duckdb.DuckDBPyConnection, runs_dir, *, progress=None, w
     GROUNDWORK_INGEST_WORKERS environment variable). ``rehash`` compares content hashes even
     when size and mtime are unchanged. ``parsers`` (from ``parsers()``) replaces ``workers``.
     """
-    root = Path(runs_dir)
-    if not root.is_dir():
-        raise GroundworkError(f"{runs_dir} is not a directory (expected the run store's runs/ folder)")
-    try:
-        os.listdir(root)
-    except OSError as exc:
-        raise GroundworkError(f"cannot list {runs_dir}: {exc.strerror or exc}") from None
+    root = check_runs_dir(runs_dir)
     t0 = time.monotonic()
     with _ingest_settings(con):
         return _ingest(con, root, t0, progress, workers, rehash, batch_runs, parsers)

@@ -10,8 +10,10 @@ Exit 0: the archive loaded cleanly; 1: it has ingest issues (see the summary / t
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
+from pathlib import Path
 
 import typer
 
@@ -59,8 +61,10 @@ class _Progress:
             self.stream.write("\n")
 
 
-def summary_lines(result) -> list[str]:
-    """The stderr summary: counts that reconcile, then issues by kind."""
+def summary_lines(result, warehouse: str = DEFAULT_PATH, program: str = "groundwork") -> list[str]:
+    """The stderr summary: counts that reconcile, then issues by kind, then the command that
+    lists them, runnable as pasted: ``program`` as the user called it, the warehouse path
+    shell-quoted."""
     lines = [f"ingest: {result.folders_seen} folders seen = {result.runs_loaded} loaded + "
              f"{result.runs_unchanged} unchanged + {result.runs_rejected} rejected; "
              f"{result.runs_missing} missing from disk; {result.elapsed:.1f} s"]
@@ -68,7 +72,7 @@ def summary_lines(result) -> list[str]:
         total = result.issues_total
         kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(result.issues_by_kind.items()))
         lines.append(f"ingest: {total} issue{'s' if total != 1 else ''} ({result.issues_new} new): {kinds}")
-        lines.append("ingest: details: groundwork sql \"SELECT * FROM ingest_issues\"")
+        lines.append(f"ingest: details: {shlex.quote(program)} sql \"SELECT * FROM ingest_issues\" --warehouse {shlex.quote(warehouse)}")
     return lines
 
 
@@ -83,7 +87,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Load (incrementally) every run folder of RUNS_DIR into the warehouse."""
         from groundwork.ingest import ingest_archive, parsers
+        from groundwork.ingest.runs_folder import check_runs_dir
 
+        check_runs_dir(runs_dir)  # before the warehouse: a job that cannot start creates nothing
         with parsers(workers, runs_dir) as pool:  # the parser processes start while the warehouse opens
             con = connect(warehouse)
             progress = _Progress(quiet)
@@ -92,7 +98,8 @@ def register(app: typer.Typer) -> None:
             finally:
                 progress.close()
                 con.close()
-        for line in summary_lines(result):
+        called = sys.argv[0] if Path(sys.argv[0]).name == "groundwork" else "groundwork"
+        for line in summary_lines(result, warehouse, called):
             if quiet and not result.issues_by_kind:
                 break
             print(line, file=sys.stderr)

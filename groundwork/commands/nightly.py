@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
     @app.command("nightly")
     def nightly(
         runs_dir: str = typer.Argument(..., help="Archive root: the run store's runs/ folder."),
-        warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", help="DuckDB warehouse file (created if missing)."),
+        warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="DuckDB warehouse file (created if missing)."),
         sources: Optional[str] = typer.Option(None, "--sources", help="sources.yaml for the source check (S1/S2); without it the source check is skipped."),
         out: str = typer.Option(DEFAULT_OUT, "--out", help="Report directory (never inside the archive)."),
     ) -> None:

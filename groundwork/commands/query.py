@@ -8,8 +8,8 @@ import typer
 
 from groundwork.investigate import queries
 from groundwork.investigate.formats import Format, write
-from groundwork.investigate.session import SqlError, run
-from groundwork.core.warehouse import DEFAULT_PATH, connect
+from groundwork.investigate.session import ALLOW_FILES_FLAG, ALLOW_FILES_HELP, SqlError, open_session, run
+from groundwork.core.warehouse import DEFAULT_PATH
 
 
 def print_list() -> None:
@@ -33,6 +33,7 @@ def register(app: typer.Typer) -> None:
         warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="Warehouse file (opened read-only)."),
         fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
         max_width: int = typer.Option(40, "--max-width", help="table format: cut cells longer than this."),
+        allow_files: bool = typer.Option(False, ALLOW_FILES_FLAG, help=ALLOW_FILES_HELP),
     ) -> None:
         """Run a saved investigation, e.g. groundwork query runs_citing_source --param source_id=src:a"""
         if list_:
@@ -45,7 +46,7 @@ def register(app: typer.Typer) -> None:
         if show:
             sys.stdout.write(saved.sql)
             return
-        con = connect(warehouse, read_only=True)
+        con = open_session(warehouse, allow_files=allow_files)
         try:
             write(run(con, saved.sql, values), fmt, sys.stdout, max_width)
         except SqlError as exc:  # the position is inside the query file: name it

@@ -1,4 +1,5 @@
-"""`groundwork sql`: run SQL on a read-only connection to the warehouse and print the result."""
+"""`groundwork sql`: run SQL on a read-only connection to the warehouse, confined to it
+(investigate.session.open_session), and print the result."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import sys
 import typer
 
 from groundwork.investigate.formats import Format, write
-from groundwork.investigate.session import run
-from groundwork.core.warehouse import DEFAULT_PATH, connect
+from groundwork.investigate.session import ALLOW_FILES_FLAG, ALLOW_FILES_HELP, open_session, run
+from groundwork.core.warehouse import DEFAULT_PATH
 
 
 def register(app: typer.Typer) -> None:
@@ -18,14 +19,16 @@ def register(app: typer.Typer) -> None:
         warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="Warehouse file (opened read-only)."),
         fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
         max_width: int = typer.Option(40, "--max-width", help="table format: cut cells longer than this."),
+        allow_files: bool = typer.Option(False, ALLOW_FILES_FLAG, help=ALLOW_FILES_HELP),
     ) -> None:
-        """Run ad-hoc SQL on the warehouse, read-only.
+        """Run ad-hoc SQL on the warehouse, read-only and confined to it (no other file, extension or
+        setting unless --allow-files).
 
         Example: groundwork sql "SELECT agent_id, count(*) FROM run_summary GROUP BY ALL" --format markdown
         """
         if query == "-":
             query = sys.stdin.read()
-        con = connect(warehouse, read_only=True)
+        con = open_session(warehouse, allow_files=allow_files)
         try:
             write(run(con, query), fmt, sys.stdout, max_width)
         finally:

@@ -1,4 +1,11 @@
-"""Open the DuckDB warehouse file and apply the schema (the files of sql/schema/)."""
+"""Open the DuckDB warehouse file and apply the schema (the files of sql/schema/).
+
+A file is opened as a warehouse only when it is one: a DuckDB database whose ``schema_info``
+records a ``schema_version`` (or an empty DuckDB database: a new one). A file of another
+application is refused, untouched; a warehouse of a newer groundwork (a higher schema_version)
+too, even read-only; an older one is migrated forward by applying the schema (00_migrations.sql
+first), in one transaction.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -32,6 +40,59 @@ def schema_sql() -> str:
     return "\n".join(path.read_text(encoding="utf-8") for path in schema_files())
 
 
+_VERSION_LINE = re.compile(r"^INSERT OR REPLACE INTO schema_info VALUES \('schema_version', '(\d+)'\);", re.M)
+
+
+@lru_cache(maxsize=1)
+def schema_version() -> int:
+    """The schema_version this groundwork writes: the one line of 10_tables.sql that stores it."""
+    found = _VERSION_LINE.findall(schema_sql())
+    if len(found) != 1:
+        raise AssertionError("sql/schema must store schema_version exactly once")
+    return int(found[0])
+
+
+class NotAWarehouse(GroundworkError):
+    """The file is not a groundwork warehouse (another application's, or not a DuckDB database)."""
+
+
+class NewerWarehouse(GroundworkError):
+    """The warehouse was written by a newer groundwork (its schema_version is higher than ours)."""
+
+
+def _not_a_warehouse(path: str, why: str) -> NotAWarehouse:
+    return NotAWarehouse(f"{path} is not a groundwork warehouse ({why}); left untouched")
+
+
+def stored_version(con: duckdb.DuckDBPyConnection, path: str = "the database") -> int | None:
+    """The schema_version the warehouse of ``con`` records; None for an empty DuckDB database (no
+    table or view: a new one, or one whose creation stopped before its schema was committed).
+    Raise NotAWarehouse for a database of another application. Reads only."""
+    try:
+        rows = con.execute("SELECT value FROM schema_info WHERE key = 'schema_version'").fetchall()
+    except duckdb.Error:  # no schema_info, or another application's table of that name
+        objects = con.execute(
+            "SELECT (SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database())"
+            " + (SELECT count(*) FROM duckdb_views() WHERE database_name = current_database() AND NOT internal)"
+        ).fetchall()[0][0]
+        if objects == 0:
+            return None
+        raise _not_a_warehouse(path, f"a DuckDB database of another application: {objects} tables and views, "
+                                     "no groundwork schema_info") from None
+    if len(rows) != 1 or not str(rows[0][0]).isdigit():
+        raise _not_a_warehouse(path, "its schema_info records no schema_version")
+    return int(rows[0][0])
+
+
+def check_version(con: duckdb.DuckDBPyConnection, path: str = "the database") -> int | None:
+    """``stored_version``, refusing a warehouse of a newer groundwork (NewerWarehouse)."""
+    version = stored_version(con, path)
+    if version is not None and version > schema_version():
+        raise NewerWarehouse(f"warehouse {path} was written by a newer groundwork (schema version {version}; this "
+                             f"groundwork writes {schema_version()}): upgrade groundwork to use it; left untouched")
+    return version
+
+
 def _schema_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -51,9 +112,14 @@ def apply_schema(con: duckdb.DuckDBPyConnection, *, comments: bool = True) -> No
 
     A warehouse whose schema_info already records the digest of this schema (``schema_sql``) is
     left alone: re-applying ~600 statements costs a noticeable fraction of a second on every command.
+    An older warehouse is migrated forward: 00_migrations.sql adds the columns it lacks, the other
+    files add what is new and 10_tables.sql records today's schema_version — all or nothing.
+    A database of another application (NotAWarehouse) or of a newer groundwork (NewerWarehouse) is
+    refused before anything is written.
     ``comments=False`` leaves out the COMMENT ON statements (the documentation that
     ``duckdb_columns().comment`` and docs/schema.md show), for throwaway in-memory warehouses.
     """
+    check_version(con)
     text = schema_sql()
     digest = _schema_digest(text)
     try:
@@ -120,7 +186,7 @@ def memory_at_most(con: duckdb.DuckDBPyConnection, limit: str):
 # folder ``warehouses`` (cachedir; $GROUNDWORK_SCHEMA_CACHE names another folder, or "off"):
 # applying the schema's ~600 statements to a new file costs ~0.2 s of CPU (two thirds of it the
 # COMMENT ON statements), copying the 0.8 MB file ~1 ms. One template per schema text (every file
-# of sql/schema/, in order: ``schema_sql``) and DuckDB version; the copy is then opened like any
+# of sql/schema/, in order: ``schema_sql``), DuckDB version and STORAGE_VERSION; the copy is then opened like any
 # warehouse, so apply_schema still checks it.
 SCHEMA_CACHE_ENV = "GROUNDWORK_SCHEMA_CACHE"
 
@@ -129,7 +195,7 @@ def _template_path() -> Path | None:
     folder = cache_dir(SCHEMA_CACHE_ENV, "warehouses")
     if folder is None:
         return None
-    key = hashlib.sha256(f"{schema_sql()}\0{duckdb.__version__}".encode("utf-8")).hexdigest()[:24]
+    key = hashlib.sha256(f"{schema_sql()}\0{duckdb.__version__}\0{STORAGE_VERSION}".encode("utf-8")).hexdigest()[:24]
     return folder / f"empty-{key}.duckdb"
 
 
@@ -192,18 +258,32 @@ def _lock_message(path: str, exc: Exception) -> str:
 ROW_GROUP_SIZE = 16384
 _RESERVED_NAMES = {"memory", "system", "temp", "main"}
 
+# The storage format of the warehouse files groundwork creates (a file keeps the format it was
+# created with; DuckDB 2 reads and writes both). DuckDB 2's own format (storage version 69) cannot
+# be opened by the DuckDB shell a user can install from the package registry (duckdb-cli 1.5:
+# "can only read versions between 64 and 68"), so the README's `duckdb -readonly` step would
+# fail. This format costs nothing measurable: at 15,000 synthetic runs the file had the same size
+# to the byte (56.9 MB) and the ingest and lint the same CPU time within noise (README.md).
+STORAGE_VERSION = "v1.5.0"
+
+
+def attach_options(new: bool) -> str:
+    """The ATTACH options of a warehouse file groundwork writes: ROW_GROUP_SIZE (DuckDB takes it
+    only when attaching; it is not stored in the file) and, for a file it creates, STORAGE_VERSION."""
+    return f"ROW_GROUP_SIZE {ROW_GROUP_SIZE}" + (f", STORAGE_VERSION '{STORAGE_VERSION}'" if new else "")
+
 
 def _open_for_writing(path: str) -> duckdb.DuckDBPyConnection:
-    """A connection whose current database is the warehouse file, attached with ROW_GROUP_SIZE
-    (DuckDB takes the row group size only when attaching; it is not stored in the file). The
-    database keeps the name duckdb.connect(path) would give it (the file name's stem), and spills
-    where it would spill (``<path>.tmp``)."""
+    """A connection whose current database is the warehouse file, attached with ``attach_options``.
+    The database keeps the name duckdb.connect(path) would give it (the file name's stem), and
+    spills where it would spill (``<path>.tmp``)."""
     name = Path(path).stem
     if not name or name.lower() in _RESERVED_NAMES:
         name = "warehouse"
+    new = not os.path.exists(path)
     con = duckdb.connect()
     try:
-        con.execute(f"ATTACH $path AS {quote_identifier(name)} (ROW_GROUP_SIZE {ROW_GROUP_SIZE})", {"path": path})
+        con.execute(f"ATTACH $path AS {quote_identifier(name)} ({attach_options(new)})", {"path": path})
         con.execute(f"USE {quote_identifier(name)}")
         # Where DuckDB spills when a query outgrows its memory: an in-memory database (this
         # connection's first) would spill into ./.tmp of whatever the current directory is; a file
@@ -229,6 +309,50 @@ def cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     return cur
 
 
+def _existing_file(path: str) -> bool:
+    """Whether the warehouse file ``path`` exists. Refuse (NotAWarehouse), before DuckDB opens it, a
+    path that is not a regular file or a file that is not a DuckDB database: DuckDB would try to
+    download an extension to open, e.g., a SQLite file (and refuses an empty file itself)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise GroundworkError(f"cannot open warehouse {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise _not_a_warehouse(path, "a directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise _not_a_warehouse(path, "not a regular file")
+    try:
+        with open(path, "rb") as f:
+            head = f.read(12)
+    except OSError as exc:
+        raise GroundworkError(f"cannot read warehouse {path}: {exc.strerror or exc}") from None
+    if head[8:12] != b"DUCK":  # a DuckDB file's magic bytes
+        raise _not_a_warehouse(path, "not a DuckDB database file")
+    return True
+
+
+def _open(path: str, read_only: bool, copied: bool) -> duckdb.DuckDBPyConnection:
+    """Open the file ``path`` (a one-line GroundworkError / WarehouseLocked when DuckDB cannot)."""
+    try:
+        try:
+            return duckdb.connect(path, read_only=True) if read_only else _open_for_writing(path)
+        except duckdb.Error as exc:
+            if not copied or "lock" in str(exc).lower():
+                raise
+            # a copy DuckDB cannot open (a damaged template): start again without one
+            _discard(path)
+            _discard(_template_path() or path)
+            return _open_for_writing(path)
+    except duckdb.IOException as exc:
+        if "lock" in str(exc).lower():
+            raise WarehouseLocked(_lock_message(path, exc)) from None
+        raise GroundworkError(f"cannot open warehouse {path}: {exc}") from None
+    except duckdb.Error as exc:
+        raise GroundworkError(f"cannot open warehouse {path}: {exc}") from None
+
+
 def connect(path: str | Path = DEFAULT_PATH, read_only: bool = False, create: bool = True,
             comments: bool | None = None) -> duckdb.DuckDBPyConnection:
     """Open the warehouse; raise WarehouseLocked (one-line message) when another process holds it.
@@ -236,33 +360,48 @@ def connect(path: str | Path = DEFAULT_PATH, read_only: bool = False, create: bo
     ``path`` may be ``:memory:`` for a throwaway warehouse (drop-in lint/verify, tests); unless
     ``comments`` says otherwise it gets every table and view but not their documentation comments
     (``apply_schema(comments=False)``), which would be most of the cost of creating it.
-    A file opened for writing is attached with ROW_GROUP_SIZE (``_open_for_writing``): take
+    A file opened for writing is attached with ``attach_options`` (``_open_for_writing``): take
     further cursors with ``cursor(con)``, not ``con.cursor()``.
+
+    Refused with one line, the file untouched: a file that is not a groundwork warehouse
+    (NotAWarehouse), a warehouse of a newer groundwork (NewerWarehouse), a missing file when
+    ``read_only`` or not ``create``. Opened for writing, an older warehouse is migrated forward
+    (``apply_schema``). A file this call created is removed again when it fails.
     """
     path = str(path)
-    copied = False
-    if path != ":memory:":
-        p = Path(path)
-        if (read_only or not create) and not p.exists():
-            raise GroundworkError(f"warehouse {path} does not exist; run `groundwork ingest RUNS_DIR --warehouse {path}` first")
-        if not read_only and not p.exists() and (comments is None or comments):
-            copied = _copy_template(p)
-    try:
+    if path == ":memory:":
+        con = duckdb.connect(path)
+        apply_schema(con, comments=bool(comments))
+        return con
+    existed = _existing_file(path)
+    if not existed and (read_only or not create):
+        raise GroundworkError(f"warehouse {path} does not exist; run `groundwork ingest RUNS_DIR --warehouse {path}` first")
+    if existed and not read_only and os.path.exists(f"{path}.wal"):
+        # Opened for writing, DuckDB would replay the log into the file and checkpoint it on
+        # closing: look read-only first, so that another application's file is never written.
+        probe = _open(path, True, False)
         try:
-            con = duckdb.connect(path, read_only=read_only) if read_only or path == ":memory:" else _open_for_writing(path)
-        except duckdb.Error as exc:
-            if not copied or "lock" in str(exc).lower():
-                raise
-            # a copy DuckDB cannot open (a damaged template): start again without one
+            check_version(probe, path)
+        finally:
+            probe.close()
+    copied = not existed and (comments is None or comments) and _copy_template(Path(path))
+    try:
+        con = _open(path, read_only, copied)
+    except WarehouseLocked:
+        raise  # another process's file
+    except BaseException:
+        if not existed:
             _discard(path)
-            _discard(_template_path() or path)
-            con = _open_for_writing(path)
-    except duckdb.IOException as exc:
-        if "lock" in str(exc).lower():
-            raise WarehouseLocked(_lock_message(path, exc)) from None
-        raise GroundworkError(f"cannot open warehouse {path}: {exc}") from None
-    except duckdb.Error as exc:
-        raise GroundworkError(f"cannot open warehouse {path}: {exc}") from None
-    if not read_only:
-        apply_schema(con, comments=path != ":memory:" if comments is None else comments)
+        raise
+    try:
+        version = check_version(con, path)
+        if read_only and version is None:
+            raise GroundworkError(f"warehouse {path} is an empty DuckDB database; run `groundwork ingest RUNS_DIR --warehouse {path}` first")
+        if not read_only:
+            apply_schema(con, comments=True if comments is None else comments)
+    except BaseException:
+        con.close()
+        if not existed:
+            _discard(path)
+        raise
     return con

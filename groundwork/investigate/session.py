@@ -1,7 +1,13 @@
 """Run ad-hoc SQL on the warehouse and stream its result; DuckDB errors become one line with a position.
 
 A script may hold several statements; they run in order and the result of the last one is
-returned, so `SET ...; SELECT ...` and `CREATE TEMP VIEW ...; SELECT ...` work.
+returned, so `CREATE TEMP VIEW ...; SELECT ...` works.
+
+``open_session`` opens the warehouse read-only and confined to it: DuckDB's own switches
+(enable_external_access = false, then lock_configuration = true) refuse every file other than
+the warehouse — read_text / read_csv / read_parquet / glob, COPY ... TO, EXPORT DATABASE, ATTACH,
+INSTALL / LOAD — and every SET / PRAGMA that would change a setting. ``allow_files=True`` (the
+commands' --allow-files) opens it read-only without those switches.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from typing import Iterator
 import duckdb
 
 from groundwork.core.errors import GroundworkError
+from groundwork.core.warehouse import connect
 
 BATCH_ROWS = 2048
 
@@ -21,6 +28,45 @@ _LINE = re.compile(r"^LINE (\d+): (.*)$")
 
 class SqlError(GroundworkError):
     """DuckDB rejected the SQL; the message is DuckDB's, on one line, with the position."""
+
+
+ALLOW_FILES_FLAG = "--allow-files"
+ALLOW_FILES_HELP = ("Let the SQL read and write files other than the warehouse (read_csv, COPY ... TO, ATTACH, ...), "
+                    "load extensions and change settings; without it all of that is refused.")
+_REFUSED = ("SQL here is confined to the warehouse (no other files, extensions or settings); "
+            f"{ALLOW_FILES_FLAG} lifts that")
+
+
+def _no_progress_bar(con: duckdb.DuckDBPyConnection) -> None:
+    """DuckDB would draw its progress bar into the result stream (on by default)."""
+    if con.execute("SELECT current_setting('enable_progress_bar')").fetchall()[0][0]:
+        con.execute("SET enable_progress_bar = false")
+
+
+def confine(con: duckdb.DuckDBPyConnection) -> None:
+    """Confine ``con`` to its database: no file, network or extension access, no setting changed
+    from now on (DuckDB refuses to undo either once set)."""
+    _no_progress_bar(con)
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+def open_session(path, *, allow_files: bool = False) -> duckdb.DuckDBPyConnection:
+    """The warehouse ``path`` opened read-only for ad-hoc SQL, ``confine``d unless ``allow_files``."""
+    con = connect(path, read_only=True)
+    try:
+        if not allow_files:
+            confine(con)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _refused(exc: Exception) -> bool:
+    """Whether DuckDB refused ``exc``'s statement because the connection is confined."""
+    return isinstance(exc, duckdb.PermissionException) or (
+        isinstance(exc, duckdb.InvalidInputException) and "the configuration has been locked" in str(exc))
 
 
 @dataclass
@@ -81,6 +127,11 @@ def one_line(sql: str, exc: Exception, offset: int = 0) -> str:
     return f"{text} (at {where})"
 
 
+def _message(sql: str, exc: Exception, offset: int = 0) -> str:
+    text = one_line(sql, exc, offset)
+    return f"{text}: {_REFUSED}" if _refused(exc) else text
+
+
 def statements(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple[int, duckdb.Statement]]:
     """Split ``sql`` into statements, each with its offset in ``sql``; raise SqlError on a syntax error."""
     try:
@@ -103,7 +154,7 @@ def _batches(con: duckdb.DuckDBPyConnection, sql: str, offset: int) -> Iterator[
         try:
             rows = con.fetchmany(BATCH_ROWS)
         except duckdb.Error as exc:  # errors can surface while streaming (e.g. a bad cast)
-            raise SqlError(one_line(sql, exc, offset)) from None
+            raise SqlError(_message(sql, exc, offset)) from None
         if not rows:
             return
         yield rows
@@ -115,13 +166,13 @@ def run(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None) ->
     ``params`` are bound by name (``$name``) to the statements that use them, never pasted.
     """
     found = statements(con, sql)
-    con.execute("SET enable_progress_bar = false")  # DuckDB would draw it into the result stream
+    _no_progress_bar(con)
     for i, (offset, stmt) in enumerate(found):
         used = {k: v for k, v in (params or {}).items() if k in stmt.named_parameters}
         try:
             con.execute(stmt.query, used or None)
         except duckdb.Error as exc:
-            raise SqlError(one_line(sql, exc, offset)) from None
+            raise SqlError(_message(sql, exc, offset)) from None
         if i < len(found) - 1:
             continue
         description = con.description or []

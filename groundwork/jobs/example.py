@@ -18,7 +18,7 @@ from groundwork import ingest
 from groundwork.checks.lint import lint_warehouse
 from groundwork.checks.verify import verify_warehouse
 from groundwork.core.paths import ROOT
-from groundwork.core.warehouse import connect
+from groundwork.core.warehouse import STORAGE_VERSION, connect
 
 EXAMPLE_PATH = ROOT / "warehouse.duckdb.example"
 ARCHIVE_DIR = ROOT / "examples" / "archive"
@@ -66,9 +66,10 @@ def _relative_paths(con: duckdb.DuckDBPyConnection, archive: Path) -> None:
 
 
 def _compact(con: duckdb.DuckDBPyConnection, dst: Path) -> None:
-    """Copy the database of ``con`` into a new file with small blocks."""
+    """Copy the database of ``con`` into a new file with small blocks, in the storage format of
+    every warehouse groundwork creates (STORAGE_VERSION: the registry's DuckDB shell opens it)."""
     source = con.execute("SELECT current_database()").fetchone()[0]
-    con.execute(f"ATTACH '{dst}' AS example_out (BLOCK_SIZE {BLOCK_SIZE})")
+    con.execute(f"ATTACH $dst AS example_out (BLOCK_SIZE {BLOCK_SIZE}, STORAGE_VERSION '{STORAGE_VERSION}')", {"dst": str(dst)})
     try:
         con.execute(f'COPY FROM DATABASE "{source}" TO example_out')
         con.execute("CHECKPOINT example_out")

@@ -8,8 +8,8 @@ the exit status, the reports and the nightlies row's counts all read it.
 Idempotent: unchanged run folders are not reloaded, every report file is rewritten in place
 (per-run files only when their content changes), and a second nightly over an unchanged
 archive compares with the first one, so it reports nothing new and exits 0. Each nightly adds one
-lint pass (and one verify pass) to the append-only history; a nightly that could not finish
-(exit 2) is recorded but never becomes the baseline of the next one.
+lint pass (and one verify pass) to the append-only history; a nightly that did not finish every
+step (exit 2, or killed) is recorded but never becomes the baseline of the next one.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +31,7 @@ from groundwork.checks.verify import verify_warehouse
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import DEFAULT_PATH, connect
 from groundwork.ingest import ingest_archive, parsers
+from groundwork.ingest.runs_folder import check_runs_dir
 from groundwork.reports import data as rdata
 from groundwork.reports.build import build_reports
 
@@ -52,9 +54,26 @@ def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
-def _check_inputs(runs_dir: Path, sources: Path | None, out: Path) -> None:
-    if not runs_dir.is_dir():
-        raise GroundworkError(f"runs directory {runs_dir} does not exist or is not a directory")
+def _mkdirs(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; return the folders created, deepest first."""
+    missing, p = [], folder
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    return missing
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
+
+
+def _check_inputs(runs_dir: Path, sources: Path | None, out: Path, created: list[Path]) -> None:
+    check_runs_dir(runs_dir)
     if sources is not None and not sources.is_file():
         raise GroundworkError(f"sources file {sources} does not exist")
     if out.exists() and not out.is_dir():
@@ -63,7 +82,7 @@ def _check_inputs(runs_dir: Path, sources: Path | None, out: Path) -> None:
         raise GroundworkError(f"--out {out} is inside the archive {runs_dir}; reports are never written into the archive")
     # Fail before a long ingest, not after it.
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        created.extend(_mkdirs(out))
     except OSError as exc:
         raise GroundworkError(f"cannot create the report directory {out}: {exc.strerror or exc}") from None
     if not os.access(out, os.W_OK | os.X_OK):
@@ -79,6 +98,15 @@ def _start(con, runs_dir: Path, out: Path) -> int:
     return nid
 
 
+CRASH_ENV = "GROUNDWORK_NIGHTLY_CRASH"  # fault injection for the kill -9 test: the name of a step
+
+
+def _crash_point(step: str) -> None:
+    """Kill this process (SIGKILL, as kill -9 would) when $GROUNDWORK_NIGHTLY_CRASH names ``step``."""
+    if os.environ.get(CRASH_ENV) == step:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def _attr(obj, *names):
     for n in names:
         v = getattr(obj, n, None)
@@ -92,13 +120,18 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
     be done (the nightly row then records exit status 2 and the reason)."""
     runs_dir, out = Path(runs_dir), Path(out)
     sources = Path(sources) if sources is not None else None
-    _check_inputs(runs_dir, sources, out)
+    created: list[Path] = []  # folders made for this nightly: removed again when it cannot start
+    try:
+        _check_inputs(runs_dir, sources, out, created)
+        if str(warehouse) != ":memory:":
+            try:
+                created[:0] = _mkdirs(Path(warehouse).parent)
+            except OSError as exc:
+                raise GroundworkError(f"cannot create the folder of warehouse {warehouse}: {exc.strerror}") from None
+    except BaseException:
+        _remove_empty(created)
+        raise
     started = time.time()
-    if str(warehouse) != ":memory:":
-        try:
-            Path(warehouse).parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise GroundworkError(f"cannot create the folder of warehouse {warehouse}: {exc.strerror}") from None
     # The parser processes start while the warehouse opens (as in `groundwork ingest`), and stop
     # once the ingest is done.
     parser_pool = contextlib.ExitStack()
@@ -107,6 +140,7 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
         con = connect(warehouse)
     except BaseException:
         parser_pool.close()
+        _remove_empty(created)
         raise
     seconds: dict = {}
     try:
@@ -161,6 +195,19 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
                 raise GroundworkError(f"cannot write the reports to {out}: {exc.strerror or exc}") from None
             seconds["reports"] = time.perf_counter() - t
             status = 1 if reports.totals["new_failing"] else 0
+            # Keep the runs' derived relations in the warehouse (only new or reloaded runs are
+            # derived again), so that a full re-lint, e.g. after a rule file changed, evaluates the
+            # rules without deriving first. A cache: failing here fails nothing.
+            t = time.perf_counter()
+            _crash_point("keep-derived")
+            try:
+                keep_derived(con)
+            except duckdb.Error:
+                pass
+            seconds["keep_derived"] = time.perf_counter() - t
+            # Finished: only now does this nightly become the baseline of the next (nightly_passes
+            # reads exit_status). One killed before this line has none, so the next nightly compares
+            # with the same baseline as this one and reports the same new failures.
             con.execute("UPDATE nightlies SET finished_at = ?, exit_status = ? WHERE nightly_id = ?", [_utcnow(), status, nid])
         except BaseException as exc:
             msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -170,15 +217,6 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
             except Exception:  # noqa: BLE001 - the original error matters more
                 pass
             raise
-        # The job is done and recorded. Keep the runs' derived relations in the warehouse (only
-        # new or reloaded runs are derived again), so that a full re-lint, e.g. after a rule file
-        # changed, evaluates the rules without deriving first. A cache: failing here fails nothing.
-        t = time.perf_counter()
-        try:
-            keep_derived(con)
-        except duckdb.Error:
-            pass
-        seconds["keep_derived"] = time.perf_counter() - t
     finally:
         parser_pool.close()
         con.close()

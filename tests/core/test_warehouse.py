@@ -14,11 +14,15 @@ from groundwork.core import warehouse
 from groundwork.core.paths import SCHEMA_DIR
 from groundwork.core.warehouse import _COMMENT, _without_comments, apply_schema, connect, schema_sql
 
-SHAPE = """
+# A view's text as DuckDB shows it. A view read back from a warehouse file (its catalog in
+# warehouse.STORAGE_VERSION) names the type STRING (the derived relations use it, as Spark SQL
+# does) VARCHAR, its other name; one made in this process keeps the name it was written with.
+VIEW_SQL = r"regexp_replace(sql, '\bSTRING\b', 'VARCHAR', 'g')"
+SHAPE = f"""
 SELECT 'column', table_name, column_name, data_type FROM duckdb_columns()
 WHERE database_name = current_database() AND schema_name = 'main'
 UNION ALL
-SELECT 'view', view_name, NULL, sql FROM duckdb_views()
+SELECT 'view', view_name, NULL, {VIEW_SQL} FROM duckdb_views()
 WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal
 UNION ALL
 SELECT 'table', table_name, NULL, sql FROM duckdb_tables()
@@ -107,14 +111,15 @@ def test_a_query_too_big_for_memory_spills_next_to_the_warehouse_not_into_the_cu
 
 
 def catalog(con) -> dict:
-    """Everything a warehouse's schema consists of: columns with types and comments, tables and
-    views with comments and view text, constraints, and the schema_info rows."""
+    """Everything a warehouse's schema consists of (its schema main; keep_derived's lint_store is
+    a cache): columns with types and comments, tables and views with comments and view text,
+    constraints, and the schema_info rows."""
     db = con.execute("SELECT current_database()").fetchall()[0][0]
-    q = lambda sql: sorted(map(tuple, con.execute(sql, [db]).fetchall()))  # noqa: E731
+    q = lambda sql: sorted(map(tuple, con.execute(sql + " AND schema_name = 'main'", [db]).fetchall()))  # noqa: E731
     return {
         "columns": q("SELECT table_name, column_name, data_type, comment, column_default FROM duckdb_columns() WHERE database_name = ?"),
         "tables": q("SELECT schema_name, table_name, comment FROM duckdb_tables() WHERE database_name = ?"),
-        "views": q("SELECT schema_name, view_name, comment, sql FROM duckdb_views() WHERE database_name = ? AND NOT internal"),
+        "views": q(f"SELECT schema_name, view_name, comment, {VIEW_SQL} FROM duckdb_views() WHERE database_name = ? AND NOT internal"),
         "constraints": q("SELECT table_name, constraint_type, constraint_text FROM duckdb_constraints() WHERE database_name = ?"),
         "info": sorted(con.execute("SELECT * FROM schema_info").fetchall()),
     }
