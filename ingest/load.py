@@ -1007,3 +1007,59 @@ def load_single(con: duckdb.DuckDBPyConnection, spans_path, envelope_path, reque
         for t in RUN_TABLES:
             _insert(con, t, rows.arrow(t))
     return key
+
+
+def ingest_runs(con: duckdb.DuckDBPyConnection, runs_dir, names) -> IngestResult:
+    """Ingest only the run folders ``names`` of ``runs_dir`` (`groundwork watch`: the runs that
+    have just landed), parsed in this process, without listing the archive.
+
+    Each folder is loaded, skipped as unchanged or rejected exactly as ``ingest_archive`` would
+    (same rows, same ``run_files`` fingerprints, one ``ingests`` row). Nothing archive-level is
+    touched: the index, the class schemas, runs whose folder is gone, and the issues of the root
+    and of rejected folders are the next full ingest's (a rejected folder is only counted).
+    """
+    root = Path(runs_dir)
+    if not root.is_dir():
+        raise GroundworkError(f"{runs_dir} is not a directory (expected the run store's runs/ folder)")
+    wanted = list(dict.fromkeys(names))
+    t0 = time.monotonic()
+    with _ingest_settings(con):
+        loader = _Loader(con, root, None, 0, False, BATCH_RUNS)
+        loader.t0 = t0
+        ingest_id = loader.start()
+        result = IngestResult(ingest_id, loader.root_real, folders_seen=len(wanted))
+        wanted_table = pa.table({"id": pa.array(wanted, pa.string())})
+        try:
+            stored = {row[0]: tuple(row[1:]) for row in _with_table(loader.con, "_gw_wanted", wanted_table, lambda: loader.con.execute(
+                "SELECT invocation_id, files_fingerprint, content_fingerprint, parser_version FROM runs "
+                "WHERE invocation_id IN (SELECT id FROM _gw_wanted)").fetchall())}
+            loader.existing.update(stored)
+            links = frozenset(n for n in wanted if os.path.islink(os.path.join(root, n)))
+            for chunk in _chunks([(n, stored.get(n)) for n in wanted], CHUNK):
+                loader.take(process_chunk(loader.root, loader.root_real, ingest_id, chunk, False, links), result)
+            loader.flush(result)
+            loader.close_writer(result)
+            c = loader.con
+
+            def finish():
+                c.execute("UPDATE runs SET missing = false WHERE missing AND invocation_id IN (SELECT invocation_id FROM _gw_seen)")
+                result.issues_by_kind = {k: n for k, n in c.execute(
+                    "SELECT kind, count(*) FROM ingest_issues WHERE invocation_id IN (SELECT id FROM _gw_wanted) "
+                    "GROUP BY kind ORDER BY kind").fetchall()}
+                result.runs_missing = c.execute("SELECT count(*) FROM runs WHERE missing").fetchall()[0][0]
+                result.elapsed = time.monotonic() - t0
+                c.execute("UPDATE ingests SET finished_at = ?, folders_seen = ?, runs_loaded = ?, runs_unchanged = ?, "
+                          "runs_rejected = ?, runs_missing = ?, issues = ? WHERE ingest_id = ?",
+                          [_now(), result.folders_seen, result.runs_loaded, result.runs_unchanged,
+                           result.runs_rejected, result.runs_missing, result.issues_new, ingest_id])
+            with _transaction(c):
+                _with_table(c, "_gw_wanted", wanted_table, finish)
+            c.execute("DROP TABLE IF EXISTS _gw_seen")
+        finally:
+            if loader.writer is not None:
+                try:
+                    loader.close_writer(result)
+                except BaseException:  # noqa: BLE001 - the first error is the one to report
+                    pass
+            loader.con.close()
+    return result
