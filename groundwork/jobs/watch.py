@@ -47,7 +47,7 @@ from groundwork.reports.output import write_atomic
 from groundwork.reports.render import render
 
 TICK = 0.05          # seconds between two looks at the waiting runs (and at the index)
-GAP = 0.2            # seconds at least between two batches' opens: other processes get the file
+GAP = 0.1            # seconds at least between two batches' opens: another process retrying (every <= 0.1 s) gets in
 RETRY = 1.0          # seconds before a batch is tried again after finding the warehouse locked
 OPEN_WAIT = 0.5      # seconds a batch's open waits for another process's lock
 BATCH = 500          # runs per batch, at most
