@@ -239,8 +239,8 @@ class Watch:
             return
         if is_complete(os.path.join(self.root, name)):
             self.ready[name] = now
-        elif os.path.isdir(os.path.join(self.root, name)) or name not in self.waiting.runs:
-            self.waiting.add(name, now)
+        else:
+            self.waiting.add(name, now)  # an entry that is no folder is dropped once settled
 
     # -- the warehouse -------------------------------------------------------------------
 
