@@ -27,8 +27,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Lint and verify each run as it lands; print one line per failing run.
 
-        Stops cleanly on SIGTERM or SIGINT (exit 0). Holds the warehouse only while it writes a
-        batch, so sql, query and nightly keep working.
+        Stops cleanly on SIGTERM or SIGINT (exit 0).
+        Holds the warehouse only while it writes a batch: sql, query and nightly keep working.
         """
         from groundwork.jobs.watch import run_watch  # imports every layer: not for --help
 
