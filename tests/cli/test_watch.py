@@ -24,21 +24,21 @@ PASSING = "01a22a33-c71c-7634-b9a4-2549192ec7ed"      # pass/retrieval/one-sourc
 def test_a_run_being_written_gets_its_verdict_only_once_complete(tmp_path):
     runs, wh = tmp_path / "runs", tmp_path / "w.duckdb"
     lander = Lander(runs)
-    watch = WatchProcess(runs, wh, "--settle", "60")
+    watch = WatchProcess(runs, wh, "--settle", "120")
     try:
         watch.wait_started()
         # Everything up to grounding.txt: the workbench has not written sources.txt yet.
         lander.start(FAILING_N1, upto="grounding.txt")
-        time.sleep(1.5)
+        time.sleep(2.0)
         assert FAILING_N1 not in verdicts(wh)
         # sources.txt cut before its final newline: still being written.
         full = (CORPUS_RUNS / FAILING_N1 / "sources.txt").read_bytes()
         lander.write(FAILING_N1, "sources.txt", full[:-1])
-        time.sleep(1.5)
+        time.sleep(2.0)
         assert FAILING_N1 not in verdicts(wh)
         lander.write(FAILING_N1, "sources.txt", full)
         complete = time.monotonic()
-        got = wait_for_verdicts(wh, [FAILING_N1], timeout=20)
+        got = wait_for_verdicts(wh, [FAILING_N1], timeout=60)
         latency = time.monotonic() - complete
         metrics = watch.metrics.read_text()
     finally:
@@ -46,7 +46,7 @@ def test_a_run_being_written_gets_its_verdict_only_once_complete(tmp_path):
     v = got[FAILING_N1]
     assert {k: v[k] for k in ("lint", "grounding", "sources_status", "sources")} == expected_verdict(FAILING_N1)
     assert v["grounding"].startswith("grounding: FAILED")
-    assert latency < 5, latency  # found complete, not merely settled (--settle 60)
+    assert latency < 30, latency  # found complete, not merely settled (--settle 120); benchmarks/watch_latency.py measures it
     assert code == 0, err
     assert out.splitlines() == [f"run {FAILING_N1}: failed"]
     assert 'groundwork_watch_runs_total{check="grounding",status="failed"} 1' in metrics
@@ -59,13 +59,13 @@ def test_a_folder_left_incomplete_is_judged_as_it_stands_once_settled(tmp_path):
     run is judged on the files there are (like the nightly would)."""
     runs, wh = tmp_path / "runs", tmp_path / "w.duckdb"
     lander = Lander(runs)
-    watch = WatchProcess(runs, wh, "--settle", "1.5", "--poll", "0.2")
+    watch = WatchProcess(runs, wh, "--settle", "3", "--poll", "0.2")
     try:
         watch.wait_started()
         lander.start(PASSING, upto="grounding.txt")
-        time.sleep(0.8)
+        time.sleep(1.0)
         assert PASSING not in verdicts(wh)
-        got = wait_for_verdicts(wh, [PASSING], timeout=20)
+        got = wait_for_verdicts(wh, [PASSING], timeout=60)
     finally:
         code, _, err = watch.stop()
     assert code == 0, err
@@ -82,7 +82,7 @@ def test_a_restart_catches_up_on_what_landed_while_it_was_down(tmp_path):
         watch.wait_started()
         for inv in first:
             lander.land(inv)
-        wait_for_verdicts(wh, first, timeout=20)
+        wait_for_verdicts(wh, first, timeout=60)
     finally:
         code, _, err = watch.stop(signal.SIGINT)
     assert code == 0, err
@@ -104,11 +104,11 @@ def test_a_restart_catches_up_on_what_landed_while_it_was_down(tmp_path):
     watch = WatchProcess(runs, wh, "--settle", "60")
     try:
         watch.wait_started()
-        got = wait_for_verdicts(wh, [*first, *while_down, reloaded], timeout=30)
+        got = wait_for_verdicts(wh, [*first, *while_down, reloaded], timeout=60)
         time.sleep(1.0)
         assert partial not in verdicts(wh)
         lander.finish(partial, after="spans.jsonl")
-        got.update(wait_for_verdicts(wh, [partial], timeout=20))
+        got.update(wait_for_verdicts(wh, [partial], timeout=60))
     finally:
         code, out, err = watch.stop()
     assert code == 0, err

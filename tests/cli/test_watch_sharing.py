@@ -81,7 +81,7 @@ def test_sql_query_and_nightly_work_while_the_watch_runs_and_it_still_judges_eve
     writer = threading.Thread(target=land)
     try:
         watch.wait_started()
-        wait_for_verdicts(wh, before[:1], timeout=30)
+        wait_for_verdicts(wh, before[:1], timeout=60)
         writer.start()
         env = dict(os.environ, PYTHONPATH=str(ROOT), GROUNDWORK_LOCK_WAIT="30")
         results = {}
@@ -94,7 +94,7 @@ def test_sql_query_and_nightly_work_while_the_watch_runs_and_it_still_judges_eve
                                            capture_output=True, text=True, env=env, timeout=300)
         done.set()
         writer.join()
-        got = wait_for_verdicts(wh, [*before, *landed], timeout=60)
+        got = wait_for_verdicts(wh, [*before, *landed], timeout=120)
     finally:
         done.set()
         if writer.is_alive():
