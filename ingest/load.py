@@ -1001,3 +1001,47 @@ def load_single(con: duckdb.DuckDBPyConnection, spans_path, envelope_path, reque
         for t in RUN_TABLES:
             _insert(con, t, rows.arrow(t))
     return key
+
+
+def ingest_runs(con: duckdb.DuckDBPyConnection, runs_dir, names) -> IngestResult:
+    """Ingest only the run folders ``names`` of ``runs_dir`` (`groundwork watch`: the runs that
+    have just landed), parsed in this process, without listing the archive.
+
+    Each folder is loaded, skipped as unchanged or rejected exactly as ``ingest_archive`` would
+    (same rows, same ``run_files`` fingerprints), in one transaction after the ``ingests`` row is
+    committed (the protocol above). Nothing archive-level is touched: the index, the class
+    schemas, runs whose folder is gone, and the issues of the root and of rejected folders are the
+    next full ingest's (a rejected folder is only counted).
+    """
+    root = Path(runs_dir)
+    if not root.is_dir():
+        raise GroundworkError(f"{runs_dir} is not a directory (expected the run store's runs/ folder)")
+    wanted = list(dict.fromkeys(names))
+    t0 = time.monotonic()
+    with _transaction(con):
+        ingest_id = con.execute("SELECT coalesce(max(ingest_id), 0) + 1 FROM ingests").fetchall()[0][0]
+        con.execute("INSERT INTO ingests (ingest_id, runs_dir, started_at, tool_version) VALUES (?, ?, ?, ?)",
+                    [ingest_id, os.path.realpath(root), _now(), tool_version])
+    result = IngestResult(ingest_id, os.path.realpath(root), folders_seen=len(wanted))
+    stored = {row[0]: tuple(row[1:]) for row in con.execute(
+        "SELECT invocation_id, files_fingerprint, content_fingerprint, parser_version FROM runs "
+        "WHERE invocation_id IN (SELECT unnest($names::VARCHAR[]))", {"names": wanted}).fetchall()}
+    links = frozenset(n for n in wanted if os.path.islink(os.path.join(root, n)))
+    res = process_chunk(str(root), result.runs_dir, ingest_id, [(n, stored.get(n)) for n in wanted], False, links)
+    result.runs_loaded, result.runs_unchanged, result.runs_rejected = len(res.loaded), len(res.unchanged), len(res.rejected)
+    result.issues_new = write_batch(con, _Batch([res], replace=[n for n in res.loaded if n in stored], seen=[],
+                                                touched=res.touched))
+    present = [*res.loaded, *res.unchanged]
+    with _transaction(con):
+        con.execute("UPDATE runs SET missing = false WHERE missing AND invocation_id IN (SELECT unnest($names::VARCHAR[]))",
+                    {"names": present})
+        result.issues_by_kind = {k: n for k, n in con.execute(
+            "SELECT kind, count(*) FROM ingest_issues WHERE invocation_id IN (SELECT unnest($names::VARCHAR[])) "
+            "GROUP BY kind ORDER BY kind", {"names": present}).fetchall()}
+        result.runs_missing = con.execute("SELECT count(*) FROM runs WHERE missing").fetchall()[0][0]
+        result.elapsed = time.monotonic() - t0
+        con.execute("UPDATE ingests SET finished_at = ?, folders_seen = ?, runs_loaded = ?, runs_unchanged = ?, "
+                    "runs_rejected = ?, runs_missing = ?, issues = ? WHERE ingest_id = ?",
+                    [_now(), result.folders_seen, result.runs_loaded, result.runs_unchanged,
+                     result.runs_rejected, result.runs_missing, result.issues_new, ingest_id])
+    return result

@@ -33,6 +33,10 @@ if "GROUNDWORK_SCHEMA_CACHE" not in os.environ:
     atexit.register(shutil.rmtree, _schema_cache, True)
 
 
+# An open waits for another process's lock (groundwork.core.warehouse.lock_wait, 10 s by default);
+# the tests that hold a lock on purpose (and the CLI processes they start) wait half a second.
+os.environ.setdefault("GROUNDWORK_LOCK_WAIT", "0.5")
+
 @pytest.fixture(scope="session")
 def corpus_dir() -> Path:
     """tests/fixtures/corpus: real workbench runs with the workbench's own verdicts."""

@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import stat
+import time
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -295,6 +296,38 @@ def _open_for_writing(path: str) -> duckdb.DuckDBPyConnection:
     return con
 
 
+# How long an open waits for a lock held by another process (a `groundwork watch` batch, a
+# nightly, a `groundwork sql`): DuckDB lets one process write a file, and a writer also shuts out
+# the read-only opens of other processes (README.md#sharing-the-warehouse).
+LOCK_WAIT_ENV = "GROUNDWORK_LOCK_WAIT"
+LOCK_WAIT = 10.0
+
+
+def lock_wait() -> float:
+    """Seconds an open waits for another process's lock: $GROUNDWORK_LOCK_WAIT, else LOCK_WAIT."""
+    try:
+        return max(0.0, float(os.environ.get(LOCK_WAIT_ENV, LOCK_WAIT)))
+    except ValueError:
+        return LOCK_WAIT
+
+
+def _open_waiting(path: str, read_only: bool, wait: float) -> duckdb.DuckDBPyConnection:
+    """Open the file; while another process holds a conflicting lock on it, try again (every 10 ms
+    at first, then at most every 100 ms) until ``wait`` seconds have passed, then raise DuckDB's
+    lock error."""
+    deadline = time.monotonic() + wait
+    pause = 0.01
+    while True:
+        try:
+            return duckdb.connect(path, read_only=read_only) if read_only or path == ":memory:" else _open_for_writing(path)
+        except duckdb.IOException as exc:
+            left = deadline - time.monotonic()
+            if "lock" not in str(exc).lower() or left <= 0:
+                raise
+        time.sleep(min(pause, left))
+        pause = min(pause * 2, 0.1)
+
+
 def quote_identifier(name: str) -> str:
     """``name`` as a quoted SQL identifier."""
     return '"' + name.replace('"', '""') + '"'
@@ -333,11 +366,12 @@ def _existing_file(path: str) -> bool:
     return True
 
 
-def _open(path: str, read_only: bool, copied: bool) -> duckdb.DuckDBPyConnection:
-    """Open the file ``path`` (a one-line GroundworkError / WarehouseLocked when DuckDB cannot)."""
+def _open(path: str, read_only: bool, copied: bool, wait: float) -> duckdb.DuckDBPyConnection:
+    """Open the file ``path``, waiting up to ``wait`` seconds for another process's lock (a
+    one-line GroundworkError / WarehouseLocked when DuckDB cannot)."""
     try:
         try:
-            return duckdb.connect(path, read_only=True) if read_only else _open_for_writing(path)
+            return _open_waiting(path, read_only, wait)
         except duckdb.Error as exc:
             if not copied or "lock" in str(exc).lower():
                 raise
@@ -354,8 +388,9 @@ def _open(path: str, read_only: bool, copied: bool) -> duckdb.DuckDBPyConnection
 
 
 def connect(path: str | Path = DEFAULT_PATH, read_only: bool = False, create: bool = True,
-            comments: bool | None = None) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse; raise WarehouseLocked (one-line message) when another process holds it.
+            comments: bool | None = None, wait: float | None = None) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse; raise WarehouseLocked (one-line message) when another process still
+    holds it after ``wait`` seconds (``lock_wait()`` when None; README.md#sharing-the-warehouse).
 
     ``path`` may be ``:memory:`` for a throwaway warehouse (drop-in lint/verify, tests); unless
     ``comments`` says otherwise it gets every table and view but not their documentation comments
@@ -369,6 +404,7 @@ def connect(path: str | Path = DEFAULT_PATH, read_only: bool = False, create: bo
     (``apply_schema``). A file this call created is removed again when it fails.
     """
     path = str(path)
+    wait = lock_wait() if wait is None else wait
     if path == ":memory:":
         con = duckdb.connect(path)
         apply_schema(con, comments=bool(comments))
@@ -379,14 +415,14 @@ def connect(path: str | Path = DEFAULT_PATH, read_only: bool = False, create: bo
     if existed and not read_only and os.path.exists(f"{path}.wal"):
         # Opened for writing, DuckDB would replay the log into the file and checkpoint it on
         # closing: look read-only first, so that another application's file is never written.
-        probe = _open(path, True, False)
+        probe = _open(path, True, False, wait)
         try:
             check_version(probe, path)
         finally:
             probe.close()
     copied = not existed and (comments is None or comments) and _copy_template(Path(path))
     try:
-        con = _open(path, read_only, copied)
+        con = _open(path, read_only, copied, wait)
     except WarehouseLocked:
         raise  # another process's file
     except BaseException:
