@@ -1,27 +1,35 @@
-"""Benchmark groundwork against the floor of reading the archive, on synthetic archives.
+"""Benchmark groundwork as a user meets it: every step a whole new process, CPU beside wall.
 
-    .venv/bin/python benchmarks/bench.py [--sizes 10000,100000] [--quick] [--workdir DIR]
-                                         [--ref-limit N] [--keep] [--no-write]
+    .venv/bin/python benchmarks/bench.py                    # the full run (see BENCHMARKS.md for its time)
+    .venv/bin/python benchmarks/bench.py --quick            # everything at 2,000 runs, a few repetitions
+    .venv/bin/python benchmarks/bench.py --write-md         # ... and regenerate BENCHMARKS.md from this run
 
-For each size: `groundwork synth` writes an archive; then every step runs as its own subprocess
-and is timed (wall clock) with the peak RSS and CPU time of its process tree (os.wait4):
+Steps (each a new process, started by a small launcher so that its peak RSS is its own; wall
+clock, CPU = user + system of its process tree, peak RSS of its largest process):
 
-    floor            Python reading every file's bytes (os.scandir + open().read())
-    duckdb           DuckDB read_json over the same JSON files (+ read_text for the .txt files),
-                     materialised into tables of a DuckDB file (typed read_json on at most
-                     --duckdb-limit runs, time extrapolated)
-    ingest           groundwork ingest (fresh warehouse)
-    re-ingest        groundwork ingest of the unchanged archive
-    lint             groundwork lint (all rules, recorded)
-    verify           groundwork verify against the archive's sources.yaml
-    nightly #1       groundwork nightly on the ingested warehouse (its report rendering is timed
-                     separately as "reports", and fleet.html's size is recorded)
-    nightly +1%      groundwork nightly after adding 1 % new runs to the archive
-    reference lint   tests/reference/linter.py looping over the runs in one process
+  drop-in      `groundwork lint SPANS ENVELOPE` and `groundwork verify ENVELOPE --sources FILE`
+               on a corpus run, --calls times each, alternating with `python -c pass` and
+               `python -c "import duckdb"` (what any Python CLI on DuckDB pays) and, with
+               --workbench, the workbench's own CLI; cold (no bytecode of the project, no
+               groundwork cache folder) and warm (bytecode compiled, caches made).
+  ingest       at --size runs: the read floor (Python reading every byte of the archive), the
+               pipeline floor (benchmarks/pipeline_floor.py: the ingest's machinery storing raw
+               bytes), `groundwork ingest` into a new warehouse, and the same without the C fast
+               paths; --repeat rounds, alternating; ratios against the read floor of the same run.
+  nightly      at --nightly-size runs, --repeat rounds of: a truly fresh first nightly (new
+               warehouse, new report folder, empty groundwork cache folder: no template, no
+               compiled templates), the next nightly with nothing changed, and one after 1 % new
+               runs were appended to the same archive as the workbench would (new folders, new
+               lines at the end of invocations.jsonl); ratios against that round's fresh nightly.
+               Then `groundwork lint --all` (a re-lint after a rule change) and the disk taken by
+               the run tables and by lint_store.
+  rss          `groundwork ingest` peak RSS at each of --rss-sizes runs (flat in archive size?).
+  watch        benchmarks/watch_latency.py's measure(...) when that file exists, else "not measured".
+  spark        the function a benchmarks/spark*.py module offers (measure), else "not measured".
 
-Ratios are against the floor measured in the same invocation. A command that does not exist
-yet is reported as "not available". Results are printed and written to BENCHMARKS.md
-(and benchmarks/results.json).
+Medians of the alternating repetitions are reported, with every sample kept in results.json.
+The load average is recorded before and after (the machine may be shared: CPU times are then
+the better guide to cost). Writes benchmarks/results.json; --write-md regenerates BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -30,20 +38,26 @@ import argparse
 import compileall
 import datetime as dt
 import importlib
+import importlib.util
+import inspect
 import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 GW = [PY, "-m", "groundwork.cli"]
+PACKAGES = ("groundwork", "ingest", "reports")  # the project's Python source folders
+CORPUS = ROOT / "tests" / "fixtures" / "corpus"
 
-FLOOR = r"""
+READ_FLOOR = r"""
 import os, sys
 n = total = 0
 for e in os.scandir(sys.argv[1]):
@@ -59,75 +73,6 @@ for e in os.scandir(sys.argv[1]):
 print(f"{n} files, {total} bytes")
 """
 
-DUCKDB = r"""
-import duckdb, os, sys
-r, fn, db, limit = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-opts = ", union_by_name=true" if fn == "read_json" else ""
-con = duckdb.connect(db)                     # a database file, so big archives spill instead of swapping
-con.execute("SET memory_limit = '4GB'")
-ids = sorted(e.name for e in os.scandir(r) if e.is_dir() and e.name != "schemas")
-if limit and len(ids) > limit:                # a prefix of the archive; the caller extrapolates
-    ids = ids[:limit]
-    def files(name):
-        return "[" + ", ".join(f"'{r}/{i}/{name}'" for i in ids) + "]"
-else:
-    def files(name):
-        return f"'{r}/*/{name}'"
-rows = []
-for name, src in [
-        ("envelope", f"{fn}({files('envelope.json')}, format='auto'{opts})"),
-        ("request", f"{fn}({files('request.json')}, format='auto'{opts})"),
-        ("spans", f"{fn}({files('spans.jsonl')}, format='newline_delimited'{opts})"),
-        ("index", f"{fn}('{r}/invocations.jsonl', format='newline_delimited'{opts})"),
-        ("grounding", f"read_text({files('grounding.txt')})"),
-        ("sources", f"read_text({files('sources.txt')})")]:
-    con.execute(f"CREATE TABLE t_{name} AS SELECT * FROM {src}")
-    rows.append(f"{name}={con.execute(f'SELECT count(*) FROM t_{name}').fetchone()[0]}")
-print(f"runs={len(ids)} " + " ".join(rows))
-"""
-
-WRITE_FLOOR = r"""
-import os, resource, sys, time
-src, dst = sys.argv[1], sys.argv[2]
-runs = []
-for e in os.scandir(src):
-    if e.is_dir() and e.name != "schemas":
-        runs.append((e.name, [(f.name, open(f.path, "rb").read()) for f in os.scandir(e.path)]))
-r0 = resource.getrusage(resource.RUSAGE_SELF)
-t = time.perf_counter()
-os.mkdir(dst)
-for name, files in runs:
-    d = f"{dst}/{name}"
-    os.mkdir(d)
-    for fname, data in files:
-        fd = os.open(f"{d}/{fname}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        os.write(fd, data)
-        os.close(fd)
-r1 = resource.getrusage(resource.RUSAGE_SELF)
-n = len(runs)
-print(f"{n} {time.perf_counter() - t:.3f} {(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) / n * 1e6:.1f}")
-"""
-
-GENERATE = r"""
-import sys, time
-from groundwork.synth import archive as A, scenarios as S
-from groundwork.synth.pools import pools, set_records
-n, records = int(sys.argv[1]), int(sys.argv[2])
-set_records(records)
-pools()
-groups = A.plan(n, 1, 0.05)
-t = time.process_time()
-runs = 0
-for i in range(0, len(groups), A.CHUNK):
-    ctx = S.Ctx(1_000_003 + i // A.CHUNK)
-    for g, sidx, nchild in groups[i:i + A.CHUNK]:
-        t0 = A.T0_US + g * A.GROUP_STEP_US
-        ctx.new_group(t0)
-        ctx.nchild = nchild
-        runs += len(A._scenario(sidx)(ctx, t0))
-print(f"{(time.process_time() - t) / runs * 1e6:.1f}")
-"""
-
 NIGHTLY = r"""
 import json, sys
 from groundwork.jobs.nightly import run_nightly
@@ -135,45 +80,20 @@ res = run_nightly(sys.argv[1], warehouse=sys.argv[2], sources=sys.argv[3], out=s
 print(json.dumps({k: round(v, 3) for k, v in res.seconds.items() if isinstance(v, (int, float))}))
 """
 
-KEEP_DERIVED = r"""
-import sys, time
-from groundwork.checks.store import keep_derived
-from groundwork.core.warehouse import connect
-con = connect(sys.argv[1], create=False)
-print(keep_derived(con))
-con.close()
+# Bytes on disk of the run tables and of lint_store: DuckDB blocks (256 KiB) each table uses.
+DISK = r"""
+import json, sys
+import duckdb
+con = duckdb.connect(sys.argv[1], read_only=True)
+block = con.execute("SELECT block_size FROM pragma_database_size()").fetchall()[0][0]
+out = {}
+for schema, table in con.execute("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database()").fetchall():
+    blocks = con.execute(f'SELECT count(DISTINCT block_id) FROM pragma_storage_info(\'"{schema}"."{table}"\') WHERE block_id >= 0').fetchall()[0][0]
+    out.setdefault(schema, 0)
+    out[schema] += blocks * block
+out["file"] = __import__("os").path.getsize(sys.argv[1])
+print(json.dumps(out))
 """
-
-LINT_PASS = r"""
-import json, sys, time
-from groundwork.checks.lint import lint_warehouse
-from groundwork.core.warehouse import connect
-con = connect(sys.argv[1], create=False)
-wall, cpu = time.perf_counter(), time.process_time()
-result = lint_warehouse(con, reuse=False)  # every rule on every run, recorded, as `lint --all`
-wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-con.close()
-print(json.dumps({"seconds": wall, "cpu": cpu, "runs": sum(result.counts.values())}))
-"""
-
-REFERENCE = r"""
-import json, os, sys, time
-sys.path.insert(0, sys.argv[3])
-from reference import linter as L
-runs = sys.argv[1]
-limit = int(sys.argv[2])
-ids = sorted(e.name for e in os.scandir(runs) if e.is_dir() and e.name != "schemas")[:limit]
-t = time.perf_counter()
-n = bad = 0
-for i in ids:
-    try:
-        L.lint_files(f"{runs}/{i}/spans.jsonl", f"{runs}/{i}/envelope.json")
-    except L.Unlintable:
-        bad += 1
-    n += 1
-print(json.dumps({"runs": n, "unlintable": bad, "seconds": time.perf_counter() - t}))
-"""
-
 
 LAUNCH = r"""
 import json, os, sys, time
@@ -192,425 +112,523 @@ with open(report, "w") as fh:
 """
 
 
-def run_step(cmd, *, cwd=None, stdout_file=None, env=None) -> dict:
-    """Run a command; return wall seconds, CPU seconds, peak RSS (MB), exit code and output.
+# ------------------------------------------------------------------------------ measuring
 
-    The command is started by a small launcher process: Linux carries the forking process's RSS
-    high-water mark across exec into ru_maxrss, so forking it from this (large) process would
-    inflate the figure. ``env``: variables set for the command on top of this process's.
+
+def run_step(cmd, *, cwd=ROOT, env=None, stdout_file=None) -> dict:
+    """Run ``cmd`` as a new process: wall and CPU seconds, peak RSS (MB), exit code, output tail.
+
+    A small launcher forks and execs it and reads its rusage (os.wait4): Linux carries the
+    forking process's RSS high-water mark across exec, so this (large) process must not fork it.
+    ``env``: variables set on top of this process's (a value None removes the variable).
     """
     fd, report = tempfile.mkstemp(prefix="gw-bench-", suffix=".json")
     os.close(fd)
+    full = dict(os.environ)
+    for key, value in (env or {}).items():
+        if value is None:
+            full.pop(key, None)
+        else:
+            full[key] = str(value)
     out = open(stdout_file, "wb") if stdout_file else subprocess.PIPE
     try:
         p = subprocess.run([PY, "-c", LAUNCH, json.dumps([str(c) for c in cmd]), report], cwd=cwd, stdout=out,
-                           stderr=subprocess.PIPE, env={**os.environ, **env} if env else None)
+                           stderr=subprocess.PIPE, env=full)
         info = json.loads(Path(report).read_text() or "{}")
-    except (OSError, ValueError) as exc:
-        return {"available": False, "error": str(exc)}
     finally:
         if stdout_file:
             out.close()
         Path(report).unlink(missing_ok=True)
-    err = p.stderr.decode(errors="replace")
-    if info.get("rc") == 127 or (info.get("rc") == 2 and ("No such command" in err or "No module named" in err)):
-        return {"available": False, "error": err.strip().splitlines()[-1] if err.strip() else ""}
-    return {"available": True, "wall": info["wall"], "cpu": info["cpu"], "rss_mb": info["maxrss_kb"] / 1024,
-            "rc": info["rc"], "stdout": (p.stdout or b"").decode(errors="replace")[-2000:], "stderr": err[-2000:]}
+    return {"wall": info["wall"], "cpu": info["cpu"], "rss_mb": info["maxrss_kb"] / 1024, "rc": info["rc"],
+            "stdout": (p.stdout or b"").decode(errors="replace")[-2000:], "stderr": p.stderr.decode(errors="replace")[-2000:]}
 
 
-def median_step(runs: list[dict], key: str = "wall", samples: str = "walls") -> dict:
-    """The run with the median ``key`` time (its CPU and RSS too), with every such time kept
-    under ``samples``. Only runs that have ``key`` count."""
-    ok = [r for r in runs if r.get("available") and key in r]
-    if not ok:
-        return runs[0]
-    r = dict(sorted(ok, key=lambda x: x[key])[(len(ok) - 1) // 2])
-    r[samples] = [x[key] for x in ok]  # in the order they were measured
-    return r
+def must(step: dict, what: str, codes=(0, 1)) -> dict:
+    if step["rc"] not in codes:
+        raise SystemExit(f"{what} failed (exit {step['rc']}): {step['stderr'].strip()[-800:]}")
+    return step
 
 
-# The optional C extensions (pyproject.toml ext-modules); GROUNDWORK_NATIVE=off disables them all.
-NATIVE_MODULES = ("groundwork.ingest._spans_native", "groundwork.ingest._envelope_native", "groundwork.core._canonical_native")
+def summary(samples: list[dict]) -> dict:
+    """Medians of wall, CPU and peak RSS over ``samples`` (each kept, in measured order)."""
+    return {"n": len(samples), "wall": statistics.median(s["wall"] for s in samples),
+            "cpu": statistics.median(s["cpu"] for s in samples), "rss_mb": statistics.median(s["rss_mb"] for s in samples),
+            "walls": [round(s["wall"], 4) for s in samples], "cpus": [round(s["cpu"], 4) for s in samples],
+            "rcs": sorted({s["rc"] for s in samples})}
+
+
+def show(label: str, s: dict, note: str = "") -> None:
+    n = f" (median of {s['n']})" if s.get("n", 1) > 1 else ""
+    print(f"  {label:34s} wall {s['wall']:8.3f} s   cpu {s['cpu']:8.3f} s   rss {s['rss_mb']:6.0f} MB{n}{note}", flush=True)
+
+
+def rounds(repeat: int, steps: dict, verbose: bool = True) -> dict[str, list[dict]]:
+    """Run every step of ``steps`` (label -> callable returning a measurement) once per round,
+    in turn, for ``repeat`` rounds: alternating, so a change in the machine's load touches all."""
+    got: dict[str, list[dict]] = {label: [] for label in steps}
+    for i in range(repeat):
+        for label, step in steps.items():
+            s = step()
+            got[label].append(s)
+            if verbose:
+                print(f"    {i + 1}/{repeat} {label}: wall {s['wall']:.3f} s, cpu {s['cpu']:.3f} s", flush=True)
+    return got
+
+
+# ------------------------------------------------------------------------------ environment
+
+
+def drop_bytecode() -> None:
+    """Remove the project's compiled bytecode (what a fresh install without it has)."""
+    for package in PACKAGES:
+        for cache in (ROOT / package).rglob("__pycache__"):
+            shutil.rmtree(cache, ignore_errors=True)
+
+
+def compile_bytecode() -> None:
+    """Compile the project's modules, as an installed package that has been used once has them.
+    (This sandbox sets PYTHONDONTWRITEBYTECODE=1, so no process would write them itself.)"""
+    for package in PACKAGES:
+        compileall.compile_dir(ROOT / package, quiet=1)
+
+
+def fresh_cache(work: Path) -> Path:
+    """A new, empty folder for $XDG_CACHE_HOME: no groundwork cache (groundwork/core/cachedir.py)."""
+    return Path(tempfile.mkdtemp(prefix="xdg-", dir=work))
+
+
+def cache_env(xdg: Path) -> dict:
+    """The environment of a step whose groundwork caches live under ``xdg`` only."""
+    return {"XDG_CACHE_HOME": xdg, "GROUNDWORK_SCHEMA_CACHE": None, "GROUNDWORK_TEMPLATE_CACHE": None}
 
 
 def machine() -> dict:
-    cpu = "unknown"
+    cpu, mem = "unknown", 0.0
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
+        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+        mem = next(int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal")) / 2**20
+    except (OSError, StopIteration):
         pass
-    mem = 0
-    try:
-        for line in open("/proc/meminfo"):
-            if line.startswith("MemTotal"):
-                mem = int(line.split()[1]) / 1024 / 1024
-    except OSError:
-        pass
-    try:
-        import duckdb
-        duck = duckdb.__version__
-    except ImportError:
-        duck = "not installed"
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True).stdout.strip() or os.environ.get("GW_BENCH_COMMIT", "?")
-    except OSError:
-        commit = "?"
+    probe = subprocess.run([PY, "-c", "import duckdb; print(duckdb.__version__)"],
+                           capture_output=True, text=True, cwd=ROOT)
     native = []
-    for module in NATIVE_MODULES:
+    for module in ("groundwork.ingest._spans_native", "groundwork.ingest._envelope_native",
+                   "groundwork.core._canonical_native"):
         try:
             importlib.import_module(module)
             native.append(module)
         except ImportError:
             pass
-    return {"native": native, "commit": commit, "cpu": cpu, "cores": os.cpu_count(), "ram_gb": round(mem, 1), "python": platform.python_version(),
-            "duckdb": duck, "os": f"{platform.system()} {platform.release()}",
-            "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "loadavg_start": os.getloadavg()}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    return {"cpu": cpu, "cores": os.cpu_count(), "ram_gb": round(mem, 1), "os": f"{platform.system()} {platform.release()}",
+            "python": platform.python_version(), "duckdb": probe.stdout.strip() or "?", "native": native,
+            "commit": commit or "?", "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
-def add_new_runs(work: Path, main: Path, n: int, seed: int) -> None:
-    """Append n new runs (another seed) to the archive, as the store would: folders + index lines."""
-    extra = work / "extra"
-    r = run_step(GW + ["synth", str(extra), "--runs", str(n), "--seed", str(seed)], cwd=ROOT)
-    if not r.get("available") or r["rc"] != 0:
-        raise SystemExit(f"synth failed: {r.get('stderr') or r.get('error')}")
-    runs = main / "runs"
+def synth(work: Path, n: int, seed: int = 1) -> Path:
+    """A synthetic archive of ``n`` runs (kept in ``work`` for reuse); returns its runs/ folder."""
+    arch = work / f"fleet-{n}"
+    if not (arch / "runs" / "invocations.jsonl").exists() or (arch / GROWN).exists():
+        shutil.rmtree(arch, ignore_errors=True)
+        s = must(run_step(GW + ["synth", arch, "--runs", n, "--seed", seed, "--records", max(400, n)]), "synth")
+        show(f"synth {n:,} runs", s)
+    return arch / "runs"
+
+
+GROWN = "runs-were-appended"  # marks an archive the nightlies grew: not reused as a synth archive
+
+
+def append_runs(work: Path, runs: Path, n: int, seed: int) -> None:
+    """Append ``n`` new runs to the archive as the workbench's run store does: new run folders,
+    then their lines at the end of runs/invocations.jsonl."""
+    extra = work / f"extra-{seed}"
+    shutil.rmtree(extra, ignore_errors=True)
+    must(run_step(GW + ["synth", extra, "--runs", n, "--seed", seed]), "synth (new runs)")
     for p in (extra / "runs").iterdir():
         if p.is_dir() and p.name != "schemas":
+            if (runs / p.name).exists():
+                raise SystemExit(f"synth seed {seed} made a run id already in the archive: {p.name}")
             os.rename(p, runs / p.name)
+    (runs.parent / GROWN).touch()
     with open(runs / "invocations.jsonl", "ab") as fh:
         fh.write((extra / "runs" / "invocations.jsonl").read_bytes())
     shutil.rmtree(extra)
 
 
-def bench_size(n: int, work: Path, args) -> dict:
-    res: dict = {"runs": n, "steps": {}}
-    steps = res["steps"]
-    arch = work / f"fleet-{n}"
-    wh = work / f"w-{n}.duckdb"
-    rep = work / f"reports-{n}"
-    print(f"\n== {n:,} runs ==", flush=True)
+def unlink_warehouse(path: Path) -> None:
+    for p in path.parent.glob(path.name + "*"):
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
 
-    def show(name, r):
-        steps[name] = r
-        if not r.get("available"):
-            print(f"  {name:16s} not available", flush=True)
+
+# ------------------------------------------------------------------------------ the steps
+
+
+def bench_dropin(work: Path, args) -> dict:
+    print("\n== drop-in, per call ==", flush=True)
+    expected = [json.loads(line) for line in (CORPUS / "expected.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    run = next(e for e in expected if not e["lint"]["passed"] and e["sources"]["violations"])  # a run with violations
+    folder = CORPUS / "runs" / run["invocation_id"]
+    script = Path(PY).parent / "groundwork"  # the console script a user runs
+    gw = [script] if script.exists() else GW
+    commands = {
+        "python -c pass": [PY, "-c", "pass"],
+        "python -c 'import duckdb'": [PY, "-c", "import duckdb"],
+        "groundwork lint SPANS ENVELOPE": gw + ["lint", folder / "spans.jsonl", folder / "envelope.json"],
+        "groundwork verify ENVELOPE --sources": gw + ["verify", folder / "envelope.json", "--sources", CORPUS / "sources.yaml"],
+    }
+    if args.workbench:
+        commands["workbench lint SPANS ENVELOPE"] = args.workbench.split() + ["lint", folder / "spans.jsonl", folder / "envelope.json"]
+    want = {"groundwork lint SPANS ENVELOPE": run["grounding_txt"], "groundwork verify ENVELOPE --sources": run["sources_txt"]}
+    out: dict = {"run": run["scenario"]}
+    for state in ("cold", "warm"):
+        print(f" {state}:" + (" no bytecode of the project, a new empty cache folder each call" if state == "cold"
+                              else " bytecode compiled, caches made"), flush=True)
+        if state == "cold":
+            drop_bytecode()
+            env_of = lambda: {**cache_env(fresh_cache(work)), "PYTHONDONTWRITEBYTECODE": "1"}  # noqa: E731
         else:
-            print(f"  {name:16s} {r['wall']:8.2f} s  cpu {r['cpu']:7.2f} s  rss {r['rss_mb']:7.0f} MB  rc {r['rc']}",
-                  flush=True)
-
-    show("synth", run_step(GW + ["synth", str(arch), "--runs", str(n), "--seed", "1",
-                                 "--records", str(max(400, n))], cwd=ROOT))
-    if not steps["synth"].get("available") or steps["synth"]["rc"] != 0:
-        raise SystemExit("synth failed: " + steps["synth"].get("stderr", ""))
-    w = run_step([PY, "-c", WRITE_FLOOR, str(arch / "runs"), str(work / f"copy-{n}")], cwd=ROOT)
-    if w.get("available") and w["rc"] == 0:
-        _, secs, us = w["stdout"].split()
-        res["write_floor"] = {"seconds": float(secs), "cpu_us_per_run": float(us)}
-    shutil.rmtree(work / f"copy-{n}", ignore_errors=True)
-    g = run_step([PY, "-c", GENERATE, str(min(n, 20000)), str(max(400, n))], cwd=ROOT)
-    if g.get("available") and g["rc"] == 0:
-        res["synth_generate_us_per_run"] = float(g["stdout"].strip().splitlines()[-1])
-    runs = arch / "runs"
-    res["files_bytes"] = sum(f.stat().st_size for f in runs.rglob("*") if f.is_file())
-    evidence = 0
-    with open(arch / "truth.jsonl", encoding="utf-8") as fh:        # streamed: keep this process small
-        for line in fh:
-            iid = json.loads(line)["invocation_id"]
-            e = json.loads((runs / iid / "envelope.json").read_bytes()).get("evidence")
-            evidence += len(e) if isinstance(e, list) else 0
-    res["evidence_items"] = evidence
-    res["snapshot_records"] = max(400, n)
-    # drop the page cache effect of generation as far as we can without root: read once first
-    run_step([PY, "-c", FLOOR, str(runs)])
-    floors = [run_step([PY, "-c", FLOOR, str(runs)])]
-    for label, fn in (("duckdb read_json", "read_json"), ("duckdb objects", "read_json_objects")):
-        db = work / f"duck-{n}.duckdb"
-        lim = args.duckdb_limit if fn == "read_json" else 0
-        r = run_step([PY, "-c", DUCKDB, str(runs), fn, str(db), str(lim)])
-        if r.get("available") and r["rc"] == 0 and lim and n > lim:
-            r["runs_looped"] = lim
-            r["extrapolated_wall"] = r["wall"] * n / lim
-            r["runs_per_s"] = lim / r["wall"]
-        show(label, r)
-        db.unlink(missing_ok=True)
-    ingests, pure = [], []
-    wh_pure = work / f"w-{n}-pure.duckdb"
-    for i in range(args.repeat):  # floor and ingests alternate; each ingest into a new warehouse
-        for p in [*work.glob(f"w-{n}.duckdb*"), *work.glob(f"w-{n}-pure.duckdb*")]:
-            p.unlink()
-        ingests.append(run_step(GW + ["ingest", str(runs), "-w", str(wh), "-q"], cwd=ROOT))
-        # the same without the C fast paths: what an install without a C compiler runs
-        pure.append(run_step(GW + ["ingest", str(runs), "-w", str(wh_pure), "-q"], cwd=ROOT,
-                             env={"GROUNDWORK_NATIVE": "off"}))
-        if i + 1 < args.repeat:
-            floors.append(run_step([PY, "-c", FLOOR, str(runs)]))
-    for p in work.glob(f"w-{n}-pure.duckdb*"):
-        p.unlink()
-    show("floor", median_step(floors))
-    show("ingest", median_step(ingests))
-    show("ingest, pure Python", median_step(pure))
-    floor_db = work / f"pipeline-{n}.duckdb"
-    show("ingest, no parser", run_step([PY, str(ROOT / "benchmarks" / "pipeline_floor.py"), str(runs), str(floor_db)],
-                                       cwd=ROOT))
-    for p in work.glob(f"pipeline-{n}.duckdb*"):
-        p.unlink()
-    show("re-ingest", run_step(GW + ["ingest", str(runs), "-w", str(wh), "-q"], cwd=ROOT))
-    show("lint", run_step(GW + ["lint", "-w", str(wh)], cwd=ROOT, stdout_file=os.devnull))
-    show("keep derived", run_step([PY, "-c", KEEP_DERIVED, str(wh)], cwd=ROOT))
-    # A full re-lint takes well under a second at 100k runs, where one sample varies by ~0.05 s:
-    # each is timed args.repeat times, alternating, in new processes; the medians are reported.
-    relints, passes = [], []
-    for _ in range(args.repeat):
-        relints.append(run_step(GW + ["lint", "-w", str(wh), "--all"], cwd=ROOT, stdout_file=os.devnull))
-        r = run_step([PY, "-c", LINT_PASS, str(wh)], cwd=ROOT)
-        if r.get("available") and r["rc"] == 0:
-            info = json.loads(r["stdout"].strip().splitlines()[-1])
-            r["pass_seconds"], r["pass_cpu"] = info["seconds"], info["cpu"]
-        passes.append(r)
-    show("re-lint --all", median_step(relints))
-    show("re-lint in-process", median_step(passes, key="pass_seconds", samples="pass_walls"))
-    show("verify", run_step(GW + ["verify", "-w", str(wh), "-s", str(arch / "sources.yaml")], cwd=ROOT,
-                            stdout_file=os.devnull))
-    r = run_step([PY, "-c", NIGHTLY, str(runs), str(wh), str(arch / "sources.yaml"), str(rep)], cwd=ROOT)
-    show("nightly #1", r)
-    if r.get("available") and r["rc"] in (0, 1):
-        try:
-            secs = json.loads(r["stdout"].strip().splitlines()[-1])
-            res["nightly1_seconds"] = secs
-            steps["reports"] = {"available": True, "wall": secs.get("reports", float("nan")), "cpu": float("nan"),
-                                "rss_mb": r["rss_mb"], "rc": r["rc"], "note": "inside nightly #1"}
-            print(f"  {'reports':16s} {secs.get('reports', float('nan')):8.2f} s  (inside nightly #1)")
-        except (ValueError, IndexError):
-            pass
-        fleet = rep / "fleet.html"
-        res["fleet_html_bytes"] = fleet.stat().st_size if fleet.exists() else None
-    add_new_runs(work, arch, max(1, n // 100), 1000 + n)
-    r = run_step([PY, "-c", NIGHTLY, str(runs), str(wh), str(arch / "sources.yaml"), str(rep)], cwd=ROOT)
-    show("nightly +1%", r)
-    if r.get("available") and r.get("stdout"):
-        try:
-            res["nightly2_seconds"] = json.loads(r["stdout"].strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            pass
-    limit = min(n, args.ref_limit) if args.ref_limit else n
-    r = run_step([PY, "-c", REFERENCE, str(runs), str(limit), str(ROOT)], cwd=ROOT)
-    if r.get("available") and r["rc"] == 0:
-        info = json.loads(r["stdout"].strip().splitlines()[-1])
-        r["runs_looped"] = info["runs"]
-        r["runs_per_s"] = info["runs"] / info["seconds"] if info["seconds"] else float("nan")
-        r["extrapolated_wall"] = n / r["runs_per_s"]
-    show("reference lint", r)
-    if not args.keep:
-        shutil.rmtree(arch, ignore_errors=True)
-        shutil.rmtree(rep, ignore_errors=True)
-        for p in work.glob(f"w-{n}.duckdb*"):
-            p.unlink()
-    return res
-
-
-ORDER = ["synth", "floor", "duckdb read_json", "duckdb objects", "ingest", "ingest, pure Python", "ingest, no parser", "re-ingest", "lint", "keep derived", "re-lint --all",
-         "re-lint in-process", "verify", "nightly #1", "reports", "nightly +1%", "reference lint"]
-
-
-def table(res: dict) -> str:
-    n = res["runs"]
-    steps = res["steps"]
-    floor = steps.get("floor", {}).get("wall")
-    lines = ["| step | wall s | × floor | runs/s | CPU s | peak RSS MB |", "|---|---:|---:|---:|---:|---:|"]
-    for name in ORDER:
-        r = steps.get(name)
-        if r is None:
-            continue
-        if not r.get("available"):
-            lines.append(f"| {name} | not available | | | | |")
-            continue
-        wall = r["wall"]
-        note = ""
-        if r.get("runs_looped") and r["runs_looped"] != n:
-            note = f" (ran on {r['runs_looped']:,} runs, time extrapolated)"
-            wall = r["extrapolated_wall"]
-        if r.get("runs_per_s"):
-            rate = r["runs_per_s"]
-        else:
-            rate = n / wall if wall else float("nan")
-        ratio = f"{wall / floor:.1f}" if floor else ""
-        cpu_v = r.get("cpu")
-        if cpu_v == cpu_v and r.get("runs_looped") and r["runs_looped"] != n:
-            cpu_v = cpu_v * n / r["runs_looped"]
-        cpu = f"{cpu_v:.1f}" if cpu_v == cpu_v and cpu_v is not None else "–"
-        rc = "" if r.get("rc") in (0, 1) else f" (exit {r.get('rc')})"
-        lines.append(f"| {name}{note}{rc} | {wall:.2f} | {ratio} | {rate:,.0f} | {cpu} | {r['rss_mb']:.0f} |")
-    return "\n".join(lines)
-
-
-def targets(results: list[dict]) -> list[str]:
-    out = []
-    by = {r["runs"]: r for r in results}
-
-    def st(r, name):
-        s = r["steps"].get(name, {})
-        return s if s.get("available") else None
-
-    for n, r in sorted(by.items()):
-        ing, fl = st(r, "ingest"), st(r, "floor")
-        if ing and fl:
-            each = ""
-            if len(ing.get("walls", ())) > 1:
-                each = (f"; medians of {len(ing['walls'])} alternating runs: ingest "
-                        + ", ".join(f"{w:.2f}" for w in ing["walls"]) + " s, floor "
-                        + ", ".join(f"{w:.2f}" for w in fl.get("walls", ())) + " s")
-            out.append(f"- ingest at {n:,} runs: {ing['wall'] / fl['wall']:.2f}× the floor "
-                       f"({ing['wall']:.2f} s vs {fl['wall']:.2f} s{each}) (target ≤ 3× at 20k runs)")
-            py = st(r, "ingest, pure Python")
-            if py:
-                out.append(f"- the same ingest without the C fast paths (GROUNDWORK_NATIVE=off, as installed without a C "
-                           f"compiler) at {n:,} runs: {py['wall'] / fl['wall']:.2f}× the floor ({py['wall']:.2f} s, "
-                           f"{py['cpu']:.1f} s CPU; with them {ing['cpu']:.1f} s CPU)")
-            bare = st(r, "ingest, no parser")
-            if bare:
-                out.append(f"- the same pipeline without the parser at {n:,} runs: {bare['wall'] / fl['wall']:.2f}× the floor "
-                           f"({bare['wall']:.2f} s, {bare['cpu']:.1f} s CPU; the ingest {ing['cpu']:.1f} s CPU): parsing "
-                           f"adds {ing['wall'] - bare['wall']:.2f} s")
-        ref = st(r, "reference lint")
-        for name, what in (("lint", "first lint after the ingest (CLI)"), ("re-lint --all", "re-lint of every run (CLI, --all)"),
-                           ("re-lint in-process", "re-lint of every run (lint_warehouse(reuse=False), in-process)")):
-            lint = st(r, name)
-            if not lint:
-                continue
-            wall = lint.get("pass_seconds", lint["wall"])
-            samples = lint.get("pass_walls", lint.get("walls", ()))
-            each = (f" (median of {len(samples)}: " + ", ".join(f"{w:.2f}" for w in samples) + " s)"
-                    if len(samples) > 1 else "")
-            line = f"- {what} at {n:,} runs: {wall:.2f} s{each} (target ≤ 2 s at 100k)"
-            if ref and ref.get("runs_per_s"):
-                line += f"; {n / wall / ref['runs_per_s']:.1f}× the reference linter's runs/s (target ≥ 20×)"
-            out.append(line)
-        ver = st(r, "verify")
-        if ver:
-            out.append(f"- verify (CLI) at {n:,} runs ({r.get('evidence_items', 0):,} evidence items, "
-                       f"{r.get('snapshot_records', 0):,} snapshot records, the copy loaded and hashed by the same "
-                       f"command): {ver['wall']:.2f} s (the ≤ 2 s target is for 100,000 items against a loaded copy: "
-                       f"tests/bench_source_check.py)")
-        rep = st(r, "reports")
-        if rep:
-            size = r.get("fleet_html_bytes")
-            out.append(f"- reports at {n:,} runs: {rep['wall']:.2f} s, fleet.html "
-                       f"{(size or 0) / 1e6:.2f} MB (targets ≤ 10 s and < 5 MB at 100k)")
-        syn = st(r, "synth")
-        if syn:
-            gen = r.get("synth_generate_us_per_run")
-            out.append(f"- synth at {n:,} runs: {n / syn['wall']:,.0f} runs/s wall, {syn['cpu'] / n * 1e6:.0f} µs CPU "
-                       f"per run for the whole command (start-up, pools, 2 workers, writing)"
-                       + (f", of which {gen:.0f} µs building the run's bytes" if gen else "")
-                       + " (target ≥ 20,000 runs/s)")
-            wf = r.get("write_floor")
-            if wf:
-                out.append(f"- write floor at {n:,} runs (one process creating the same folders and files from bytes "
-                           f"in memory): {n / wf['seconds']:,.0f} runs/s, {wf['cpu_us_per_run']:.0f} µs CPU per run")
-    rss = {n: st(r, "ingest")["rss_mb"] for n, r in by.items() if st(r, "ingest")}
-    if len(rss) > 1:
-        out.append("- ingest peak RSS by size: " + ", ".join(f"{n:,} runs {v:.0f} MB" for n, v in sorted(rss.items())))
+            compile_bytecode()
+            xdg = fresh_cache(work)
+            env_of = lambda: cache_env(xdg)  # noqa: E731
+            for cmd in commands.values():
+                run_step(cmd, env=env_of())  # makes the caches
+        got = rounds(args.calls, {label: (lambda cmd=cmd: run_step(cmd, env=env_of())) for label, cmd in commands.items()},
+                     verbose=False)
+        out[state] = {}
+        for label, samples in got.items():
+            if label in want:
+                wrong = [s for s in samples if s["stdout"] != want[label]]
+                if wrong:
+                    raise SystemExit(f"{label} printed {wrong[0]['stdout']!r} (exit {wrong[0]['rc']}), not the workbench's text")
+            out[state][label] = summary(samples)
+            show(label, out[state][label])
+    compile_bytecode()
     return out
 
 
-def write_markdown(path: Path, mach: dict, results: list[dict], args) -> None:
-    parts = ["# Benchmarks", "",
-             "Measured by `benchmarks/bench.py` (pure stdlib + the project) on synthetic archives written by "
-             "`groundwork synth` (seed 1, 5 % violating groups, snapshot copy with max(400, runs) records). Every step "
-             "runs as its own process; *× floor* divides its wall time by the time Python needs just to read every "
-             "byte of the archive in the same invocation. Peak RSS is the largest process of the step's process tree "
-             "(`os.wait4` in a small launcher process), CPU is user+system of the tree. The project's modules are "
-             "compiled to bytecode first, as in an installed package.", "",
-             "## Machine", "",
-             f"- CPU: {mach['cpu']}, {mach['cores']} cores; RAM {mach['ram_gb']} GB; {mach['os']}",
-             f"- Python {mach['python']}, DuckDB {mach['duckdb']}; C fast paths built: {', '.join(mach.get('native', [])) or 'none'}",
-             f"- Date: {mach['date']}; load average at start {', '.join(f'{x:.1f}' for x in mach['loadavg_start'])}, "
-             f"at end {', '.join(f'{x:.1f}' for x in mach.get('loadavg_end', ()))}",
-             f"- Command: `{' '.join(args.argv)}` at commit {mach.get('commit', '?')}", "",
-             "Rows: *duckdb read_json* = typed `read_json(..., union_by_name=true)` into tables of a DuckDB file (4 GB memory limit); *duckdb objects* = "
-             "`read_json_objects` (untyped JSON values); *ingest* = `groundwork ingest` with the C fast paths this "
-             "install has (see Machine); *ingest, pure Python* = the same with `GROUNDWORK_NATIVE=off`; *ingest, no parser* = `benchmarks/pipeline_floor.py`, the "
-             "ingest's own machinery (parser processes, listing, fingerprints, reading, Arrow IPC, batched DuckDB "
-             "writes) storing each file's bytes as one BLOB instead of parsing it; *lint* = the first `groundwork lint` after the ingest; "
-             "*keep derived* = `store.keep_derived` keeping the runs' derived relations in the warehouse (the nightly does it "
-             "once its reports are written); *re-lint --all* = `groundwork lint --all` (every rule on every run, as after a "
-             "rule change); *re-lint in-process* = the same pass as a library call (`lint_warehouse(reuse=False)`), its "
-             "own wall time in the targets (the row's time includes interpreter start-up); "
-             "*reports* = report rendering inside nightly #1 (full fleet); "
-             "*nightly +1%* = the next nightly after 1 % new runs were added (runs/s over the whole fleet); "
-             "*reference lint* = the tests' reference linter (tests/reference/linter.py) in one process.", ""]
-    if mach["loadavg_start"][0] > (mach["cores"] or 1):
-        parts += ["**The machine was shared with other jobs during this run** (load average above the core count): "
-                  "wall times are inflated, CPU times are the better guide to cost.", ""]
-    parts += ["## Targets", ""] + targets(results) + [""]
-    for r in results:
-        parts += [f"## {r['runs']:,} runs ({r.get('files_bytes', 0) / 1e6:,.0f} MB on disk)", "", table(r), ""]
-        for key, label in (("nightly1_seconds", "nightly #1 phases (s)"), ("nightly2_seconds", "nightly +1 % phases (s)")):
-            if r.get(key):
-                parts.append(f"{label}: " + ", ".join(f"{k} {v}" for k, v in r[key].items()))
-        parts.append("")
-    text = "\n".join(parts)
-    # Hand-written sections around the generated part survive: only the text between the markers
-    # is replaced when the file has them.
-    old = path.read_text(encoding="utf-8") if path.exists() else ""
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1]
-        text = head + BEGIN + "\n" + text.split("\n", 2)[2] + "\n" + END + tail
-    path.write_text(text, encoding="utf-8")
+def bench_ingest(work: Path, args) -> dict:
+    n = args.size
+    print(f"\n== ingest vs floor, {n:,} runs ==", flush=True)
+    runs = synth(work, n)
+    run_step([PY, "-c", READ_FLOOR, runs])  # read once: every round then starts from the page cache
+    xdg = fresh_cache(work)
+    env = cache_env(xdg)
+    wh = work / f"ingest-{n}.duckdb"
+    run_step(GW + ["ingest", runs, "-w", wh, "-q"], env=env)  # makes the warehouse template
+    unlink_warehouse(wh)
+
+    def ingest(extra=None):
+        unlink_warehouse(wh)
+        s = must(run_step(GW + ["ingest", runs, "-w", wh, "-q"], env={**env, **(extra or {})}), "ingest")
+        unlink_warehouse(wh)
+        return s
+
+    def pipeline():
+        unlink_warehouse(wh)
+        s = must(run_step([PY, ROOT / "benchmarks" / "pipeline_floor.py", runs, wh], env=env), "pipeline floor", (0,))
+        unlink_warehouse(wh)
+        return s
+
+    got = rounds(args.repeat, {
+        "read floor": lambda: must(run_step([PY, "-c", READ_FLOOR, runs]), "read floor", (0,)),
+        "pipeline floor (no parser)": pipeline,
+        "ingest": ingest,
+        "ingest, pure Python (GROUNDWORK_NATIVE=off)": lambda: ingest({"GROUNDWORK_NATIVE": "off"}),
+    })
+    out = {"runs": n, "bytes": sum(f.stat().st_size for f in runs.rglob("*") if f.is_file())}
+    for label, samples in got.items():
+        out[label] = summary(samples)
+    floor = out["read floor"]
+    for label in got:
+        s = out[label]
+        s["x_floor_wall"], s["x_floor_cpu"] = s["wall"] / floor["wall"], s["cpu"] / floor["cpu"]
+        show(label, s, f"   {s['x_floor_wall']:.2f}x floor wall, {s['x_floor_cpu']:.2f}x floor cpu")
+    return out
 
 
-BEGIN, END = "<!-- bench.py: generated below -->", "<!-- bench.py: generated above -->"
+def bench_nightly(work: Path, args) -> dict:
+    n = args.nightly_size
+    print(f"\n== nightlies, {n:,} runs ==", flush=True)
+    runs = synth(work, n)
+    sources = runs.parent / "sources.yaml"
+    out: dict = {"runs": n, "rounds": []}
+    added = 0
+    for i in range(args.repeat):
+        wh, rep = work / f"nightly-{n}-{i}.duckdb", work / f"reports-{n}-{i}"
+        unlink_warehouse(wh)
+        shutil.rmtree(rep, ignore_errors=True)
+        env = cache_env(fresh_cache(work))  # nothing cached: no warehouse template, no compiled templates
+        one: dict = {"runs_before": n + added}
+
+        def nightly(label):
+            s = must(run_step([PY, "-c", NIGHTLY, runs, wh, sources, rep], env=env), label)
+            try:
+                s["phases"] = json.loads(s["stdout"].strip().splitlines()[-1])
+            except (ValueError, IndexError):
+                s["phases"] = {}
+            one[label] = s
+            show(f"round {i + 1}: {label}", {**s, "n": 1}, "   " + ", ".join(f"{k} {v}" for k, v in s["phases"].items()))
+
+        nightly("fresh first nightly")
+        nightly("nothing changed")
+        new = max(1, (n + added) // 100)
+        append_runs(work, runs, new, seed=1000 + i)
+        added += new
+        nightly("after 1 % new runs")
+        one["new_runs"] = new
+        if i == 0:
+            relint = [must(run_step(GW + ["lint", "-w", wh, "--all"], env=env, stdout_file=os.devnull), "lint --all")
+                      for _ in range(args.repeat)]
+            out["lint --all"] = summary(relint)
+            show("lint --all (after the nightlies)", out["lint --all"])
+            disk = must(run_step([PY, "-c", DISK, wh]), "disk sizes", (0,))
+            out["disk"] = json.loads(disk["stdout"].strip().splitlines()[-1])
+            print("  disk: " + ", ".join(f"{k} {v / 1e6:.0f} MB" for k, v in out["disk"].items()), flush=True)
+        out["rounds"].append(one)
+        if not args.keep:
+            unlink_warehouse(wh)
+            shutil.rmtree(rep, ignore_errors=True)
+    for label in ("fresh first nightly", "nothing changed", "after 1 % new runs"):
+        out[label] = summary([r[label] for r in out["rounds"]])
+    for label in ("nothing changed", "after 1 % new runs"):
+        s = out[label]
+        s["x_fresh_wall"] = statistics.median(r[label]["wall"] / r["fresh first nightly"]["wall"] for r in out["rounds"])
+        s["x_fresh_cpu"] = statistics.median(r[label]["cpu"] / r["fresh first nightly"]["cpu"] for r in out["rounds"])
+        show(label, s, f"   {s['x_fresh_wall']:.1%} of the fresh nightly's wall, {s['x_fresh_cpu']:.1%} of its cpu")
+    show("fresh first nightly", out["fresh first nightly"])
+    return out
+
+
+def bench_rss(work: Path, args, ingest: dict | None) -> dict:
+    print("\n== ingest peak RSS by archive size ==", flush=True)
+    out = {}
+    env = cache_env(fresh_cache(work))
+    for n in args.rss_sizes:
+        if ingest and ingest.get("runs") == n:
+            out[n] = {k: ingest["ingest"][k] for k in ("wall", "cpu", "rss_mb", "n")}
+        else:
+            runs = synth(work, n)
+            wh = work / f"rss-{n}.duckdb"
+            unlink_warehouse(wh)
+            out[n] = {**must(run_step(GW + ["ingest", runs, "-w", wh, "-q"], env=env), "ingest"), "n": 1}
+            unlink_warehouse(wh)
+            if not args.keep and n not in (args.size, args.nightly_size):  # the others are used again
+                shutil.rmtree(runs.parent, ignore_errors=True)
+        show(f"ingest {n:,} runs", out[n])
+    return out
+
+
+def hook(names: list[str], function: str):
+    """``function`` of the first module benchmarks/<name>.py that exists, else None."""
+    for name in names:
+        path = ROOT / "benchmarks" / f"{name}.py"
+        if path.exists():
+            spec = importlib.util.spec_from_file_location(f"bench_hook_{name}", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            found = getattr(module, function, None)
+            if callable(found):
+                return found
+    return None
+
+
+def call_hook(fn, offered: dict):
+    """Call ``fn`` with the arguments it names among ``offered`` (a callable value is called first:
+    what costs something to make is made only when asked for)."""
+    params = inspect.signature(fn).parameters
+    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return fn(**{k: v() if callable(v) else v for k, v in offered.items() if takes_all or k in params})
+
+
+def flat(d: dict, prefix: str = "") -> dict:
+    """A nested result as one level of "a.b" keys."""
+    out = {}
+    for key, value in d.items():
+        if isinstance(value, dict):
+            out.update(flat(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def bench_hook(title: str, names: list[str], offered: dict) -> dict:
+    """Run the ``measure`` of another benchmark module (benchmarks/<name>.py, the first that exists)
+    with the arguments it names among ``offered``; its result dict, or "not measured"."""
+    print(f"\n== {title} ==", flush=True)
+    fn = hook(names, "measure")
+    if fn is None:
+        print("  not measured (no " + " / ".join(f"benchmarks/{n}.py" for n in names) + " with measure())", flush=True)
+        return {"measured": False}
+    cpu0, t0 = os.times(), time.perf_counter()
+    result = dict(call_hook(fn, offered) or {})
+    cpu1 = os.times()
+    result.setdefault("wall_s", time.perf_counter() - t0)
+    result.setdefault("cpu_s_this_process", (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system))
+    result["measured"] = True
+    for key, value in flat(result).items():
+        print(f"  {key}: {value}", flush=True)
+    return result
+
+
+# ------------------------------------------------------------------------------ reporting
+
+
+def f3(x) -> str:
+    return f"{x:.3f}" if isinstance(x, (int, float)) else "–"
+
+
+def markdown(res: dict) -> str:
+    m, args = res["machine"], res["args"]
+    load0, load1 = res["loadavg_before"], res["loadavg_after"]
+    lines = ["# Benchmarks", "",
+             "Generated by `benchmarks/bench.py --write-md` from one run of it (the figures are in "
+             "`benchmarks/results.json`); nothing here is edited by hand. Every step is a whole new process; *wall* "
+             "is its elapsed time, *CPU* the user + system time of its process tree, *RSS* the peak resident memory "
+             "of its largest process; each figure is the median of alternating repetitions (every sample is in "
+             "results.json).", "",
+             "## Machine and load", "",
+             f"- {m['cpu']}, {m['cores']} cores, {m['ram_gb']} GB RAM; {m['os']}; Python {m['python']}, DuckDB {m['duckdb']}",
+             f"- C fast paths: {', '.join(m['native']) or 'none'}",
+             f"- {m['date']}, commit {m['commit']}; `{res['command']}` took {res['seconds'] / 60:.0f} min",
+             f"- **load average before: {', '.join(f'{x:.2f}' for x in load0)}; after: {', '.join(f'{x:.2f}' for x in load1)}** "
+             f"(1, 5, 15 min; {m['cores']} cores)" + (": the machine was shared with other work, so wall times are "
+                                                       "inflated and CPU times are the better guide to cost"
+                                                       if max(load0[0], load1[0]) > 1 else ""), ""]
+    d = res.get("dropin")
+    if d:
+        lines += ["## Drop-in: one process per run", "",
+                  f"On the corpus run `{d['run']}` (violations in both checks), {args['calls']} calls of each command, "
+                  "alternating. *cold*: no bytecode of the project and an empty cache folder (the first call after an "
+                  "install); *warm*: bytecode compiled and the caches made (every later call). Target: ≤ 0.25 s per call "
+                  "(the workbench's own CLI: 0.59 s on this machine kind, measured in issue 16"
+                  + (", and in this run below" if args.get("workbench") else "") + ").", "",
+                  "| command | cold wall s | cold CPU s | warm wall s | warm CPU s | warm RSS MB |", "|---|---:|---:|---:|---:|---:|"]
+        for label in d["warm"]:
+            c, w = d["cold"][label], d["warm"][label]
+            lines.append(f"| `{label}` | {f3(c['wall'])} | {f3(c['cpu'])} | {f3(w['wall'])} | {f3(w['cpu'])} | {w['rss_mb']:.0f} |")
+        lines.append("")
+    g = res.get("ingest")
+    if g:
+        lines += [f"## Ingest against the read floor, {g['runs']:,} runs ({g['bytes'] / 1e6:.0f} MB)", "",
+                  f"{args['repeat']} rounds, alternating; each ingest into a new warehouse. *read floor*: Python reading "
+                  "every byte of the archive; *pipeline floor*: benchmarks/pipeline_floor.py, the ingest's own machinery "
+                  "storing each file's bytes unparsed. Target: ingest ≤ 3× the read floor in wall time.", "",
+                  "| step | wall s | CPU s | × read floor (wall) | × read floor (CPU) | peak RSS MB |", "|---|---:|---:|---:|---:|---:|"]
+        for label, s in g.items():
+            if isinstance(s, dict) and "wall" in s:
+                lines.append(f"| {label} | {f3(s['wall'])} | {f3(s['cpu'])} | {s['x_floor_wall']:.2f} | {s['x_floor_cpu']:.2f} | {s['rss_mb']:.0f} |")
+        pf = g.get("pipeline floor (no parser)")
+        if pf:
+            lines.append(f"\nThe ingest is {g['ingest']['wall'] / pf['wall']:.2f}× the pipeline floor in wall time, "
+                         f"{g['ingest']['cpu'] / pf['cpu']:.2f}× in CPU.")
+        lines.append("")
+    nt = res.get("nightly")
+    if nt:
+        lines += [f"## Nightlies, {nt['runs']:,} runs", "",
+                  f"{args['repeat']} rounds of: a fresh first nightly (new warehouse, new report folder, empty cache "
+                  "folder), the next one with nothing changed, and one after 1 % new runs were appended to the archive "
+                  "(each round's archive is the last one's plus its 1 %). Targets: nothing changed ≤ 2 % and 1 % new ≤ 5 % "
+                  "of the fresh nightly (wall and CPU).", "",
+                  "| nightly | wall s | CPU s | % of fresh (wall) | % of fresh (CPU) | peak RSS MB |", "|---|---:|---:|---:|---:|---:|"]
+        for label in ("fresh first nightly", "nothing changed", "after 1 % new runs"):
+            s = nt[label]
+            pw = f"{s['x_fresh_wall']:.1%}" if "x_fresh_wall" in s else "100 %"
+            pc_ = f"{s['x_fresh_cpu']:.1%}" if "x_fresh_cpu" in s else "100 %"
+            lines.append(f"| {label} | {f3(s['wall'])} | {f3(s['cpu'])} | {pw} | {pc_} | {s['rss_mb']:.0f} |")
+        lines += ["", "Phases inside each nightly (s, round by round):", ""]
+        for i, r in enumerate(nt["rounds"]):
+            for label in ("fresh first nightly", "nothing changed", "after 1 % new runs"):
+                lines.append(f"- round {i + 1}, {label}: " + ", ".join(f"{k} {v}" for k, v in r[label]["phases"].items()))
+        if "lint --all" in nt:
+            s = nt["lint --all"]
+            lines.append(f"\n`groundwork lint --all` (every rule on every run, as after a rule change) after the first "
+                         f"round: {f3(s['wall'])} s wall, {f3(s['cpu'])} s CPU, {s['rss_mb']:.0f} MB.")
+        if "disk" in nt:
+            disk = nt["disk"]
+            lines.append(f"\nDisk after the first round's nightlies: warehouse file {disk.get('file', 0) / 1e6:.0f} MB; "
+                         f"tables of schema main {disk.get('main', 0) / 1e6:.0f} MB, of lint_store (derived relations kept "
+                         f"for the next lint) {disk.get('lint_store', 0) / 1e6:.0f} MB.")
+        lines.append("")
+    rss = res.get("rss")
+    if rss:
+        lines += ["## Ingest peak RSS by archive size", "", "Target: flat in archive size.", "",
+                  "| runs | peak RSS MB | wall s | CPU s |", "|---:|---:|---:|---:|"]
+        for n, s in rss.items():
+            lines.append(f"| {int(n):,} | {s['rss_mb']:.0f} | {f3(s['wall'])} | {f3(s['cpu'])} |")
+        lines.append("")
+    for key, title in (("watch", "Watch latency"), ("spark", "Spark engine")):
+        h = res.get(key)
+        if h is None:
+            continue
+        lines += [f"## {title}", ""]
+        if not h.get("measured"):
+            lines += ["Not measured in this run.", ""]
+        else:
+            lines += [f"- {k}: {v}" for k, v in flat(h).items() if k != "measured"] + [""]
+    return "\n".join(lines)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="10000,100000", help="comma-separated archive sizes (runs)")
-    ap.add_argument("--quick", action="store_true", help="one small archive (2,000 runs) for development")
-    ap.add_argument("--workdir", default=None, help="where archives and warehouses go (default: a temp dir)")
-    ap.add_argument("--ref-limit", type=int, default=20000,
-                    help="loop the reference linter over at most this many runs (rate extrapolated); 0 = all")
-    ap.add_argument("--duckdb-limit", type=int, default=20000,
-                    help="typed read_json over at most this many runs (time extrapolated); 0 = all")
-    ap.add_argument("--repeat", type=int, default=3,
-                    help="measure the floor and the fresh ingest this many times, alternating; report the medians")
+    ap.add_argument("--size", type=int, default=20000, help="runs for ingest vs floor (default 20,000)")
+    ap.add_argument("--nightly-size", type=int, default=100000, help="runs for the nightlies (default 100,000)")
+    ap.add_argument("--rss-sizes", default="20000,100000",
+                    help="comma list of archive sizes for peak RSS (default 20000,100000; add 300000 for the big end)")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of each alternating measurement (default 3)")
+    ap.add_argument("--calls", type=int, default=20, help="drop-in calls of each command, cold and warm (default 20)")
+    ap.add_argument("--workbench", default=None, help="the workbench's CLI command (e.g. 'workbench'), timed beside the drop-in")
+    ap.add_argument("--only", default="dropin,ingest,nightly,rss,watch,spark", help="comma list of steps to run")
+    ap.add_argument("--quick", action="store_true", help="2,000 runs everywhere, 2 rounds, 5 calls: to check the script")
+    ap.add_argument("--workdir", default=None, help="where archives and warehouses go (default: a new temp folder)")
     ap.add_argument("--keep", action="store_true", help="keep archives, warehouses and reports")
-    ap.add_argument("--no-write", action="store_true", help="do not write BENCHMARKS.md / results.json")
+    ap.add_argument("--write-md", action="store_true", help="regenerate BENCHMARKS.md from this run")
+    ap.add_argument("--results", default=None,
+                    help="where to write the results (default benchmarks/results.json; with --quick, the workdir)")
     args = ap.parse_args(argv)
-    args.argv = ["benchmarks/bench.py"] + (argv if argv is not None else sys.argv[1:])
-    sizes = [2000] if args.quick else [int(x) for x in args.sizes.split(",") if x.strip()]
+    command = "benchmarks/bench.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    if args.quick:
+        args.size = args.nightly_size = 2000
+        args.rss_sizes, args.repeat, args.calls = "2000", 2, 5
+    args.rss_sizes = [int(x) for x in str(args.rss_sizes).split(",") if x.strip()]
+    only = {x.strip() for x in args.only.split(",") if x.strip()}
     work = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="gw-bench-"))
     work.mkdir(parents=True, exist_ok=True)
-    # Every step is a new interpreter (and an ingest spawns parser processes): with no bytecode
-    # cached each would compile the project's modules again (~40 ms of CPU a process), which an
-    # installed package never does. This sandbox sets PYTHONDONTWRITEBYTECODE=1, so compile here.
-    for package in ("groundwork", "ingest", "reports"):
-        compileall.compile_dir(ROOT / package, quiet=1)
-    # Likewise a new warehouse starts as a copy of the cached empty one (groundwork.core.warehouse),
-    # made once per schema and DuckDB version: make it now, not inside the first timed ingest.
-    run_step([PY, "-c", "import sys; from groundwork.core.warehouse import connect; connect(sys.argv[1]).close()",
-              str(work / "warm.duckdb")], cwd=ROOT)
-    mach = machine()
-    print(f"machine: {mach['cpu']}, {mach['cores']} cores, {mach['ram_gb']} GB, Python {mach['python']}, "
-          f"DuckDB {mach['duckdb']}; C fast paths: {', '.join(mach['native']) or 'none'}; workdir {work}")
-    results = [bench_size(n, work, args) for n in sizes]
-    mach["loadavg_end"] = os.getloadavg()
-    for r in results:
-        print(f"\n{r['runs']:,} runs\n" + table(r))
-    print("\n" + "\n".join(targets(results)))
-    if not args.no_write and not args.quick:
-        write_markdown(ROOT / "BENCHMARKS.md", mach, results, args)
-        (ROOT / "benchmarks" / "results.json").write_text(
-            json.dumps({"machine": mach, "results": results}, indent=2, default=str) + "\n", encoding="utf-8")
-        print(f"\nwrote {ROOT / 'BENCHMARKS.md'}")
-    if not args.keep and not args.workdir:
-        shutil.rmtree(work, ignore_errors=True)
+    started = time.perf_counter()
+    res = {"command": command.strip(), "args": {k: v for k, v in vars(args).items()}, "machine": machine(),
+           "loadavg_before": os.getloadavg()}
+    m = res["machine"]
+    print(f"machine: {m['cpu']}, {m['cores']} cores, {m['ram_gb']} GB; Python {m['python']}, DuckDB {m['duckdb']}; "
+          f"C paths: {', '.join(m['native']) or 'none'}; load {res['loadavg_before']}; workdir {work}", flush=True)
+    try:
+        if "dropin" in only:
+            res["dropin"] = bench_dropin(work, args)
+        compile_bytecode()
+        if "ingest" in only:
+            res["ingest"] = bench_ingest(work, args)
+        if "rss" in only:  # before the nightlies, which grow their archive
+            res["rss"] = bench_rss(work, args, res.get("ingest"))
+        if "nightly" in only:
+            res["nightly"] = bench_nightly(work, args)
+        if "watch" in only:  # benchmarks/watch_latency.py: measure(workdir, *, runs, rate, base, poll, seed)
+            res["watch"] = bench_hook("watch latency", ["watch_latency"], {
+                "workdir": work / "watch", **({"runs": 10, "base": 200} if args.quick else {})})
+        if "spark" in only:  # the Spark engine's benchmark: the first of these modules with measure()
+            res["spark"] = bench_hook("spark", ["spark_bench", "spark_latency", "spark"], {
+                "workdir": work / "spark", "runs_dir": lambda: synth(work, args.size), "size": args.size, "quick": args.quick})
+    finally:
+        res["loadavg_after"] = os.getloadavg()
+        res["seconds"] = time.perf_counter() - started
+        if not args.keep and not args.workdir:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"\nload average before {res['loadavg_before']}, after {res['loadavg_after']}; {res['seconds'] / 60:.1f} min")
+    results = Path(args.results) if args.results else (
+        work / "results.json" if args.quick and (args.keep or args.workdir) else None if args.quick else ROOT / "benchmarks" / "results.json")
+    if results is not None:
+        results.write_text(json.dumps(res, indent=1, default=str) + "\n", encoding="utf-8")
+        print(f"wrote {results}")
+    if args.write_md:
+        (ROOT / "BENCHMARKS.md").write_text(markdown(res) + "\n", encoding="utf-8")
+        print(f"wrote {ROOT / 'BENCHMARKS.md'}")
 
 
 if __name__ == "__main__":

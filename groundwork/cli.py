@@ -2,29 +2,81 @@
 
 Exit codes: 0 clean, 1 violations, 2 the job could not be done. No traceback reaches a user
 (set GROUNDWORK_DEBUG=1 to see one).
+
+The drop-in forms `groundwork lint SPANS ENVELOPE` and `groundwork verify ENVELOPE [--sources
+FILE]` are recognised before the typer app is built (``drop_in``): a drop-in is started once per
+run, and building the app (typer, click, and the pydantic that typer's argument adapters import)
+costs more than the lint itself. They run the same functions as the typer commands; any other
+argument list (--help, an option, a usage error) goes to typer. ``app`` (the typer app) is built
+on first use.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from functools import lru_cache
 
-import typer
-
-from groundwork.commands import drift, example, export, ingest, lint, nightly, query, sql, synth, verify, watch
 from groundwork.core.errors import GroundworkError
 
-app = typer.Typer(
-    name="groundwork",
-    help="Audit a workbench run archive: ingest it into DuckDB, lint and verify it with SQL rules, report.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
 
-# In this order in `groundwork --help`.
-for _command in (ingest, lint, verify, drift, nightly, watch, synth, sql, query, export, example):
-    _command.register(app)
+@lru_cache(maxsize=1)
+def build_app():
+    """The typer app with every command registered."""
+    import typer
+
+    from groundwork.commands import drift, example, export, ingest, lint, nightly, query, sql, synth, verify, watch
+
+    app = typer.Typer(
+        name="groundwork",
+        help="Audit a workbench run archive: ingest it into DuckDB, lint and verify it with SQL rules, report.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+    # In this order in `groundwork --help`.
+    for command in (ingest, lint, verify, drift, nightly, watch, synth, sql, query, export, example):
+        command.register(app)
+    return app
+
+
+def __getattr__(name: str):
+    if name == "app":
+        return build_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _plain(arg: str) -> bool:
+    """An argument typer would take as a value, never as an option."""
+    return not arg.startswith("-")
+
+
+def drop_in(args: list[str]):
+    """The call that runs ``args`` (the command line after the program name) when it is one of
+    the drop-in forms, else None. Returns the exit code."""
+    if len(args) == 3 and args[0] == "lint" and _plain(args[1]) and _plain(args[2]):
+        from groundwork.commands.lint import lint_files
+
+        return lambda: lint_files(args[1], args[2])
+    if args[:1] != ["verify"]:
+        return None
+    envelope = sources = None
+    rest = args[1:]
+    while rest:
+        arg = rest.pop(0)
+        if arg in ("--sources", "-s") and sources is None and rest and _plain(rest[0]):
+            sources = rest.pop(0)
+        elif arg.startswith("--sources=") and sources is None and len(arg) > len("--sources="):
+            sources = arg[len("--sources="):]
+        elif _plain(arg) and envelope is None:
+            envelope = arg
+        else:
+            return None
+    if envelope is None:
+        return None
+    from groundwork.commands.verify import verify_file
+
+    return lambda: verify_file(envelope, sources)
 
 
 def fail(message: str) -> None:
@@ -36,7 +88,10 @@ def fail(message: str) -> None:
 def main() -> None:
     """Run the CLI, turning every failure into a one-line message and exit code 2."""
     try:
-        app()
+        call = drop_in(sys.argv[1:])
+        if call is not None:
+            raise SystemExit(call())
+        build_app()()
     except SystemExit:
         raise
     except GroundworkError as exc:

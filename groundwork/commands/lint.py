@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import orjson
-import typer
 
 from groundwork.core.errors import GroundworkError
 from groundwork.core.escape import slug
@@ -101,7 +100,10 @@ def _codes(values: list[str] | None) -> list[str] | None:
     return [c for v in values for c in v.split(",") if c.strip()]
 
 
-def register(app: typer.Typer) -> None:
+def register(app) -> None:
+    """Add `groundwork lint` to the typer app (typer is imported only when the app is built)."""
+    import typer
+
     @app.command("lint")
     def lint_command(
         files: list[str] = typer.Argument(None, metavar="[SPANS ENVELOPE]",

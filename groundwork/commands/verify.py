@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import orjson
-import typer
 
 from groundwork.core.errors import GroundworkError
 from groundwork.core.escape import slug
@@ -56,8 +55,6 @@ def write_outputs(result, out: str | None) -> None:
 
 
 def print_result(result, fmt: VerifyFormat, *, drop_in: bool, show_passed: bool = False) -> None:
-    from groundwork.reports.render import render
-
     out = sys.stdout
     if fmt is VerifyFormat.jsonl:
         for verdict in result.runs:
@@ -68,10 +65,14 @@ def print_result(result, fmt: VerifyFormat, *, drop_in: bool, show_passed: bool 
         out.flush()
         return
     elif fmt is VerifyFormat.text:
+        from groundwork.reports.render import render
+
         out.write(render("verify/report.txt.j2", runs=result.runs, show_passed=show_passed,
                          totals=result.totals_line()))
         return
     else:
+        from groundwork.reports.render import render
+
         out.write(render("verify/junit.xml.j2", runs=result.runs, failed=result.count("failed"),
                          unverifiable=result.count("unverifiable"), sources_path=result.sources_path,
                          seconds=result.seconds))
@@ -79,7 +80,22 @@ def print_result(result, fmt: VerifyFormat, *, drop_in: bool, show_passed: bool 
         print(result.totals_line(), file=sys.stderr)
 
 
-def register(app: typer.Typer) -> None:
+def verify_file(envelope: str, sources: str | None, fmt: VerifyFormat = VerifyFormat.text,
+                out: str | None = None) -> int:
+    """`workbench verify ENVELOPE`: the source check of one envelope, printed as the workbench
+    prints it (text) or as one jsonl / junit report; returns the exit code (0 passed, 1 not)."""
+    from groundwork.jobs.dropin import verify_envelope
+
+    result = verify_envelope(envelope, resolve_sources(sources))
+    write_outputs(result, out)
+    print_result(result, fmt, drop_in=True)
+    return result.exit_code
+
+
+def register(app) -> None:
+    """Add `groundwork verify` to the typer app (typer is imported only when the app is built)."""
+    import typer
+
     @app.command("verify")
     def verify_command(
         envelope: str = typer.Argument(None, metavar="[ENVELOPE]",
@@ -99,22 +115,18 @@ def register(app: typer.Typer) -> None:
         Evidence whose snapshot_ref has no copy in sources.yaml is "unresolved" and never fails.
         """
         from groundwork.checks.verify import verify_warehouse
-        from groundwork.jobs.dropin import verify_envelope
 
         path = resolve_sources(sources)
         fmt = fmt or VerifyFormat.text
         if envelope is not None:
             if run:
                 raise GroundworkError("--run applies to the warehouse, not to ENVELOPE")
-            result = verify_envelope(envelope, path)
-            drop_in = True
-        else:
-            con = connect(warehouse, create=False)
-            try:
-                result = verify_warehouse(con, path, runs=run or None, record=not no_record)
-            finally:
-                con.close()
-            drop_in = False
+            raise typer.Exit(verify_file(envelope, path, fmt, out))
+        con = connect(warehouse, create=False)
+        try:
+            result = verify_warehouse(con, path, runs=run or None, record=not no_record)
+        finally:
+            con.close()
         write_outputs(result, out)
-        print_result(result, fmt, drop_in=drop_in, show_passed=show_passed)
+        print_result(result, fmt, drop_in=False, show_passed=show_passed)
         raise typer.Exit(result.exit_code)

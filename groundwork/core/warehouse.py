@@ -134,6 +134,54 @@ def apply_schema(con: duckdb.DuckDBPyConnection, *, comments: bool = True) -> No
         con.execute("INSERT OR REPLACE INTO schema_info VALUES ('schema_sha256', $d)", {"d": digest})
 
 
+# The tables and views of the schema, each with the relations its statement names: for a
+# warehouse that needs only some of them (``apply_schema_for``). A statement ends with ";" at the
+# end of a line (as every statement of sql/schema/ does); the ALTER migrations and the
+# schema_info row concern warehouse files only.
+_CREATE = re.compile(r"^CREATE (?:OR REPLACE )?(?:TABLE|VIEW) (?:IF NOT EXISTS )?(\w+)", re.M)
+_END = re.compile(r";[ \t]*(?:\n|$)")
+_WORD = re.compile(r"\b\w+\b")
+
+
+@lru_cache(maxsize=2)
+def _relation_statements(text: str) -> tuple[tuple[str, str, frozenset[str]], ...]:
+    """(name, statement, relations it names) of each CREATE TABLE / VIEW of ``text``, in order."""
+    found = []
+    for statement in _END.split(_without_comments(text)):
+        m = _CREATE.search(statement)
+        if m:
+            found.append((m.group(1), statement[m.start():].strip(), frozenset(_WORD.findall(statement[m.end():]))))
+    names = {name for name, _, _ in found}
+    return tuple((name, sql, words & names) for name, sql, words in found)
+
+
+def relations_named(sql: str) -> frozenset[str]:
+    """The tables and views of the schema that ``sql`` names (by word: comments count too)."""
+    names = {name for name, _, _ in _relation_statements(schema_sql())}
+    return frozenset(_WORD.findall(sql)) & names
+
+
+def apply_schema_for(con: duckdb.DuckDBPyConnection, names) -> None:
+    """Create only the tables and views ``names`` of the schema, and what those views read
+    (transitively), in schema order, without their documentation comments or a schema_info row.
+
+    For a throwaway in-memory warehouse holding one run (the drop-in lint and verify), where the
+    whole schema (every history table and ~30 views, each bound as it is created) would cost more
+    than the check itself.
+    """
+    statements = _relation_statements(schema_sql())
+    wanted = set(names)
+    unknown = wanted - {name for name, _, _ in statements}
+    if unknown:
+        raise GroundworkError(f"not a table or view of the schema: {', '.join(sorted(unknown))}")
+    chosen = []
+    for name, sql, reads in reversed(statements):  # a statement reads only what comes before it
+        if name in wanted:
+            chosen.append(sql)
+            wanted |= reads
+    con.execute(";\n".join(reversed(chosen)))
+
+
 @contextmanager
 def transaction(con: duckdb.DuckDBPyConnection):
     """BEGIN … COMMIT around the block, ROLLBACK on any error."""

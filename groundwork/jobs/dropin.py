@@ -2,17 +2,26 @@
 ingest into an in-memory warehouse exactly as a stored run would be, then linted (`groundwork
 lint SPANS ENVELOPE`, for `workbench lint`) or source-checked (`groundwork verify ENVELOPE`, for
 `workbench verify`). A run the workbench could not check is a GroundworkError (one line, exit 2).
+
+A drop-in is a whole process per run, so it pays only for what one run needs: each job imports
+its own check (lint or verify, not both), and its warehouse holds only the tables and views
+that check reads (``warehouse.apply_schema_for``), not the whole schema.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from groundwork.checks.lint import RunVerdict, lint_warehouse
-from groundwork.checks.verify import VerifyResult, verify_warehouse
+import duckdb
+
 from groundwork.core.errors import GroundworkError
-from groundwork.core.warehouse import connect
-from groundwork.ingest import load_single
+from groundwork.core.warehouse import apply_schema_for, relations_named
+from groundwork.ingest.tables import RUN_TABLES
+
+# What verify's loader of sources.yaml (checks.sources.load_into_warehouse) writes and reads.
+SOURCE_TABLES = ("source_configs", "source_refs", "source_copies", "source_records")
+# What the lint's base query reads besides runs and the derived relations (checks.lint).
+LINT_CONTEXT = "lint_context"
 
 
 def _readable(label: str, path) -> None:
@@ -21,14 +30,36 @@ def _readable(label: str, path) -> None:
         raise GroundworkError(f"cannot read {label} {path}: {'no such file' if not p.exists() else 'not a file'}")
 
 
-def lint_pair(spans, envelope) -> RunVerdict:
-    """The lint verdict of one spans.jsonl and envelope.json (its ``grounding_txt`` is never None)."""
+def _one_run_warehouse(relations) -> duckdb.DuckDBPyConnection:
+    """An in-memory warehouse with the run tables ingest writes and ``relations``. DuckDB works
+    on one thread: on one run's rows its parallel operators cost more to start than they save
+    (~15 % of the lint's CPU)."""
+    con = duckdb.connect(":memory:", config={"threads": 1})
+    try:
+        apply_schema_for(con, {*RUN_TABLES, *relations})
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def lint_pair(spans, envelope):
+    """The lint verdict (checks.lint.RunVerdict) of one spans.jsonl and envelope.json (its
+    ``grounding_txt`` is never None)."""
+    # Imported here, not at the top: `groundwork verify ENVELOPE` does not need the lint.
+    from groundwork.checks import derived, rules
+    from groundwork.checks.lint import lint_warehouse
+    from groundwork.ingest import load_single
+
     for label, path in (("spans file", spans), ("envelope file", envelope)):
         _readable(label, path)
-    con = connect(":memory:")
+    # The lint derives its relations itself (derived.materialised): the warehouse needs only
+    # what they and the rules read.
+    reads = relations_named("\n".join([*(r.body for r in derived.RELATIONS), *(r.body for r in rules.load_rules())]))
+    con = _one_run_warehouse((reads - set(derived.NAMES)) | {LINT_CONTEXT})
     try:
         key = load_single(con, spans, envelope)
-        verdict = lint_warehouse(con, runs=[key], record=False).verdicts[0]
+        verdict = lint_warehouse(con, runs=[key], record=False, reuse=False).verdicts[0]
         if verdict.grounding_txt is None:
             issue = con.execute(
                 "SELECT path, line, message FROM ingest_issues WHERE invocation_id = ? AND effect LIKE '%unlintable%'"
@@ -40,10 +71,16 @@ def lint_pair(spans, envelope) -> RunVerdict:
     return verdict
 
 
-def verify_envelope(envelope_path, sources_path) -> VerifyResult:
-    """The source check of one envelope.json against a sources.yaml (one run in ``runs``)."""
+def verify_envelope(envelope_path, sources_path):
+    """The source check (checks.verify.VerifyResult) of one envelope.json against a
+    sources.yaml (one run in ``runs``)."""
+    # Imported here, not at the top: `groundwork lint SPANS ENVELOPE` does not need the source check.
+    from groundwork.checks.verify import source_rules, verify_warehouse
+    from groundwork.ingest import load_single
+
     _readable("envelope file", envelope_path)
-    con = connect(":memory:")
+    reads = relations_named("\n".join(r.body for r in source_rules().values()))
+    con = _one_run_warehouse(reads | set(SOURCE_TABLES))
     try:
         load_single(con, None, envelope_path)
         result = verify_warehouse(con, sources_path, record=False)

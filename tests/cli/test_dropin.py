@@ -1,0 +1,181 @@
+"""The drop-in forms `groundwork lint SPANS ENVELOPE` and `groundwork verify ENVELOPE --sources
+FILE`: what they print (stdout, stderr, exit status) is what the workbench prints, on every
+corpus run and every rule case, and they start without what one run does not need (the typer
+app, the whole warehouse schema)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from groundwork import cli
+from groundwork.checks.lint import lint_warehouse
+from groundwork.core.warehouse import apply_schema_for, connect, schema_sql
+from groundwork.ingest import load_single
+from ingest_support import CORPUS
+
+EXPECTED = [json.loads(line) for line in (CORPUS / "expected.jsonl").read_text(encoding="utf-8").splitlines() if line]
+SOURCES = CORPUS / "sources.yaml"
+GROUNDWORK = [sys.executable, "-m", "groundwork.cli"]
+
+# The rule cases' run writer (tests/checks/test_rules_cases.py), loaded by path: tests/checks is
+# not on the path of a test run of tests/cli alone.
+_spec = importlib.util.spec_from_file_location(
+    "rules_cases_for_dropin", Path(__file__).parent.parent / "checks" / "test_rules_cases.py")
+cases = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cases)
+
+
+def run_main(monkeypatch, capfd, *args) -> tuple[int, bytes, bytes]:
+    """(exit status, stdout, stderr) of `groundwork ARGS...` through the real entry point, with
+    the output captured at the file descriptors (the drop-in writes bytes to sys.stdout.buffer)."""
+    monkeypatch.setattr(sys, "argv", ["groundwork", *map(str, args)])
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    out, err = capfd.readouterr()
+    return exc.value.code, out.encode("utf-8", "surrogateescape"), err.encode("utf-8", "surrogateescape")
+
+
+def test_every_corpus_run_prints_what_the_workbench_printed(monkeypatch, capfd):
+    """`workbench lint SPANS ENVELOPE` and `workbench verify ENVELOPE --sources sources.yaml` on
+    each corpus run printed expected.jsonl's grounding_txt / sources_txt and exited 0 or 1."""
+    assert len(EXPECTED) >= 99
+    for want in EXPECTED:
+        folder = CORPUS / "runs" / want["invocation_id"]
+        got = run_main(monkeypatch, capfd, "lint", folder / "spans.jsonl", folder / "envelope.json")
+        assert got == (0 if want["lint"]["passed"] else 1, want["grounding_txt"].encode(), b""), want["scenario"]
+        got = run_main(monkeypatch, capfd, "verify", folder / "envelope.json", "--sources", SOURCES)
+        assert got == (0 if want["sources"]["passed"] else 1, want["sources_txt"].encode(), b""), want["scenario"]
+
+
+def _lint_cases():
+    for path in cases.CASES:
+        rule = cases.RULES[path.parent.name]
+        case = json.loads(path.read_text(encoding="utf-8"))
+        if rule.kind != "source" and not case.get("children"):  # the drop-in sees one run alone
+            yield pytest.param(path, case, rule.code, id=f"{path.parent.name}/{path.stem}")
+
+
+def _source_cases():
+    for path in cases.CASES:
+        rule = cases.RULES[path.parent.name]
+        if rule.kind == "source":
+            yield pytest.param(path, json.loads(path.read_text(encoding="utf-8")), id=f"{path.parent.name}/{path.stem}")
+
+
+def _warehouse_lint(spans: Path, envelope: Path):
+    """The same files linted in a warehouse with the whole schema (the path `groundwork lint`
+    takes over an archive)."""
+    con = connect(":memory:")
+    try:
+        key = load_single(con, spans, envelope)
+        return lint_warehouse(con, record=False).by_id()[key]
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize(("path", "case", "code"), list(_lint_cases()))
+def test_lint_drop_in_on_a_rule_case(path, case, code, tmp_path, monkeypatch, capfd):
+    spans, envelope = cases.write_run(tmp_path / "run", case)
+    status, out, err = run_main(monkeypatch, capfd, "lint", spans, envelope)
+    text = out.decode("utf-8")
+    if case.get("status") == "unlintable":
+        assert (status, out) == (2, b"")
+        assert err.startswith(b"groundwork: error: the workbench linter cannot lint these files") and err.count(b"\n") == 1
+        return
+    assert err == b""
+    for message in case["expect"]:  # the case's messages, each on its own line (GW findings are not printed)
+        assert f"\n  - {message}\n" in text or code.startswith("GW"), message
+    if "report" in case:  # the exact grounding.txt, written by hand
+        assert (status, text) == (0 if text.startswith("grounding: passed") else 1, case["report"])
+    else:  # else: what the same files give linted in a warehouse with the whole schema
+        verdict = _warehouse_lint(spans, envelope)
+        assert (status, text) == (0 if verdict.passed else 1, verdict.grounding_txt)
+
+
+@pytest.mark.parametrize(("path", "case"), list(_source_cases()))
+def test_verify_drop_in_on_a_rule_case(path, case, tmp_path, monkeypatch, capfd):
+    sources = cases.write_sources(tmp_path, case["sources"])
+    _, envelope = cases.write_run(tmp_path / "run", case)
+    status, out, err = run_main(monkeypatch, capfd, "verify", envelope, "--sources", sources)
+    failing = path.parent.name != "S0" and case["expect"]
+    assert (status, out.decode("utf-8"), err) == (1 if failing else 0, case["report"], b"")
+
+
+def test_the_drop_in_forms_are_recognised_and_nothing_else():
+    assert cli.drop_in(["lint", "a.jsonl", "b.json"]) is not None
+    assert cli.drop_in(["verify", "e.json"]) is not None
+    for form in (["verify", "e.json", "--sources", "s.yaml"], ["verify", "-s", "s.yaml", "e.json"],
+                 ["verify", "--sources=s.yaml", "e.json"]):
+        assert cli.drop_in(form) is not None, form
+    for other in (["lint"], ["lint", "a"], ["lint", "a", "b", "c"], ["lint", "--help"], ["lint", "a", "--all"],
+                  ["lint", "-w", "x"], ["verify"], ["verify", "--help"], ["verify", "e.json", "--format", "jsonl"],
+                  ["verify", "e.json", "f.json"], ["verify", "-s", "s.yaml"], ["verify", "e.json", "-s"],
+                  ["verify", "e.json", "-s", "a", "-s", "b"], ["verify", "e.json", "--run", "x"], ["ingest", "a", "b"],
+                  ["--help"], []):
+        assert cli.drop_in(other) is None, other
+
+
+def _process(*args, importtime=False) -> subprocess.CompletedProcess:
+    flags = ["-X", "importtime"] if importtime else []
+    return subprocess.run([sys.executable, *flags, "-m", "groundwork.cli", *map(str, args)],
+                          capture_output=True, timeout=120)
+
+
+def _imported(stderr: bytes) -> set[str]:
+    """The modules a `python -X importtime` process imported (its stderr lines)."""
+    names = set()
+    for line in stderr.decode("utf-8", "replace").splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            names.add(line.rsplit("|", 1)[1].strip().split(".")[0])
+    return names
+
+
+def test_a_drop_in_process_prints_the_same_and_imports_no_cli_framework():
+    """A whole `groundwork lint` / `verify` drop-in process: the workbench's text and exit status,
+    and neither typer, click nor pydantic imported (building the typer app cost ~0.1 s a call)."""
+    want = next(w for w in EXPECTED if not w["lint"]["passed"] and not w["sources"]["passed"])
+    folder = CORPUS / "runs" / want["invocation_id"]
+    lint = _process("lint", folder / "spans.jsonl", folder / "envelope.json", importtime=True)
+    verify = _process("verify", folder / "envelope.json", "--sources", SOURCES, importtime=True)
+    assert (lint.returncode, lint.stdout) == (1, want["grounding_txt"].encode())
+    assert (verify.returncode, verify.stdout) == (1, want["sources_txt"].encode())
+    for proc in (lint, verify):
+        assert not _imported(proc.stderr) & {"typer", "click", "pydantic", "rich"}
+    assert "groundwork" in _imported(lint.stderr)  # the check itself is there
+
+
+def test_every_other_form_still_goes_through_typer():
+    usage = _process("verify", CORPUS / "sources.yaml", "--bogus")
+    assert usage.returncode == 2 and b"No such option" in usage.stderr and usage.stdout == b""
+    helped = _process("lint", "--help")
+    assert helped.returncode == 0 and b"SPANS ENVELOPE" in helped.stdout
+    missing = _process("lint", "/nonexistent/spans.jsonl", "/nonexistent/envelope.json")
+    assert (missing.returncode, missing.stdout) == (2, b"")
+    assert missing.stderr == b"groundwork: error: cannot read spans file /nonexistent/spans.jsonl: no such file\n"
+
+
+def _columns(con, names) -> dict:
+    return {name: con.execute("SELECT column_name, data_type FROM duckdb_columns() WHERE table_name = ? "
+                              "ORDER BY column_index", [name]).fetchall() for name in names}
+
+
+def test_a_one_run_warehouse_has_only_what_it_needs_defined_as_in_the_whole_schema():
+    part, whole = duckdb.connect(), duckdb.connect()
+    try:
+        apply_schema_for(part, {"runs", "lint_context", "source_check_items"})
+        whole.execute(schema_sql())
+        made = {r[0] for r in part.execute("SELECT table_name FROM duckdb_tables() UNION ALL "
+                                           "SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+        # the views' inputs come along; nothing else (no history, no other view)
+        assert made == {"runs", "lint_context", "delegations", "source_check_items", "evidence"}
+        assert _columns(part, made) == _columns(whole, made)
+    finally:
+        part.close()
+        whole.close()
