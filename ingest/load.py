@@ -35,6 +35,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from groundwork import __version__ as tool_version
 from groundwork.core.canonical import CanonicalisationError, content_hash
@@ -44,7 +45,8 @@ from groundwork.core.warehouse import cursor, memory_at_most, size_bytes
 from groundwork.ingest import issues as K
 from groundwork.ingest.issues import Issues
 from groundwork.core.jsontext import decode_utf8, dumps_doc, loads, vstr
-from groundwork.ingest.parse import FILE_FIELDS, ISSUE_FIELDS, issue_row, issue_rows, parse_run
+from groundwork.ingest.parse import (ENVELOPE, FILE_FIELDS, GROUNDING, ISSUE_FIELDS, REQUEST, SOURCES, SPANS as SPANS_FILE,
+                                     issue_row, issue_rows, parse_run, stand_in_run)
 from groundwork.ingest.scan import INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name, inside
 from groundwork.ingest.tables import RUN_TABLES, column_list, to_arrow
 from groundwork.ingest.shm import Slots
@@ -295,14 +297,31 @@ class _Writer:
 
 def write_batch(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
     """One transaction: replace the rows of reloaded runs, add new ones, record fingerprints.
-    Returns the number of issue rows written."""
+    Returns the number of issue rows written.
+
+    Should the warehouse refuse the batch's rows (say DuckDB runs out of memory on a huge value
+    the read-time bounds let through), the batch is written again in halves, down to the run(s)
+    whose rows it refuses: each of those is kept as an unlintable, unverifiable stand-in with an
+    ``unstorable`` issue naming the cause and its largest value, and the rest of the batch loads
+    (docs/rules.md#too-large-runs). An error that is no run's doing (disk full, ...) is raised."""
+    try:
+        return _write_whole(con, batch)
+    except duckdb.Error as exc:
+        if isinstance(exc, _NOT_ISOLABLE) or not any(r.loaded for r in batch.pending):
+            raise
+        return _write_isolating(con, batch)
+
+
+# errors no single run's rows cause: isolating runs would only repeat them
+_NOT_ISOLABLE = (duckdb.IOException, duckdb.FatalException, duckdb.InterruptException)
+
+
+def _write_whole(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
     pending = batch.pending
     issues_new = 0
     with _transaction(con, "batch"):
         if batch.replace:
-            _with_table(con, "_gw_replace", pa.table({"id": pa.array(batch.replace, pa.string())}), lambda: [
-                con.execute(f"DELETE FROM {t} WHERE invocation_id IN (SELECT id FROM _gw_replace)")
-                for t in RUN_TABLES])
+            _delete_runs(con, batch.replace)
         for t in RUN_TABLES:
             parts = [_from_ipc(r.tables[t]) for r in pending if t in r.tables]
             if not parts:
@@ -311,20 +330,119 @@ def write_batch(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
             if t == "ingest_issues":
                 issues_new += tbl.num_rows
             _insert(con, t, tbl)
-        if batch.touched:
-            tt = pa.table({"id": pa.array([n for n, _ in batch.touched], pa.string()),
-                           "fp": pa.array([fp for _, fp in batch.touched], pa.string())})
-
-            def upd():
-                con.execute("UPDATE runs SET files_fingerprint = _gw_touched.fp FROM _gw_touched "
-                            "WHERE runs.invocation_id = _gw_touched.id")
-                con.execute("DELETE FROM run_files WHERE invocation_id IN (SELECT id FROM _gw_touched)")
-            _with_table(con, "_gw_touched", tt, upd)
-            _insert(con, "run_files", to_arrow("run_files", [f for r in pending for f in r.touched_files], FILE_FIELDS))
-        if batch.seen:
-            _with_table(con, "_gw_seen_batch", pa.table({"id": pa.array(batch.seen, pa.string())}),
-                        lambda: con.execute("INSERT INTO _gw_seen SELECT id FROM _gw_seen_batch"))
+        _write_bookkeeping(con, batch)
     return issues_new
+
+
+def _delete_runs(con, names: list[str]) -> None:
+    _with_table(con, "_gw_replace", pa.table({"id": pa.array(names, pa.string())}), lambda: [
+        con.execute(f"DELETE FROM {t} WHERE invocation_id IN (SELECT id FROM _gw_replace)")
+        for t in RUN_TABLES])
+
+
+def _write_bookkeeping(con, batch: _Batch) -> None:
+    """The batch's touched runs (new stat, same content) and the names seen."""
+    pending = batch.pending
+    if batch.touched:
+        tt = pa.table({"id": pa.array([n for n, _ in batch.touched], pa.string()),
+                       "fp": pa.array([fp for _, fp in batch.touched], pa.string())})
+
+        def upd():
+            con.execute("UPDATE runs SET files_fingerprint = _gw_touched.fp FROM _gw_touched "
+                        "WHERE runs.invocation_id = _gw_touched.id")
+            con.execute("DELETE FROM run_files WHERE invocation_id IN (SELECT id FROM _gw_touched)")
+        _with_table(con, "_gw_touched", tt, upd)
+        _insert(con, "run_files", to_arrow("run_files", [f for r in pending for f in r.touched_files], FILE_FIELDS))
+    if batch.seen:
+        _with_table(con, "_gw_seen_batch", pa.table({"id": pa.array(batch.seen, pa.string())}),
+                    lambda: con.execute("INSERT INTO _gw_seen SELECT id FROM _gw_seen_batch"))
+
+
+def _write_isolating(con, batch: _Batch) -> int:
+    """write_batch's fallback: the loaded runs' rows in halves, one transaction each, down to
+    single runs; a run whose rows still fail becomes a stand-in (``_write_stand_in``)."""
+    tables = {}
+    for t in RUN_TABLES:
+        parts = [_from_ipc(r.tables[t]) for r in batch.pending if t in r.tables]
+        if parts:
+            tables[t] = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+    replace = set(batch.replace)
+    issues_new = 0
+    groups = [[n for r in batch.pending for n in r.loaded]]
+    while groups:
+        group = groups.pop()
+        rows = {t: _rows_of(tbl, group) for t, tbl in tables.items()}
+        try:
+            with _transaction(con):
+                if replace.intersection(group):
+                    _delete_runs(con, [n for n in group if n in replace])
+                for t, tbl in rows.items():
+                    _insert(con, t, tbl)
+        except duckdb.Error as exc:
+            if isinstance(exc, _NOT_ISOLABLE):
+                raise
+            if len(group) > 1:
+                half = len(group) // 2
+                groups += [group[half:], group[:half]]  # the first half next
+                continue
+            issues_new += _write_stand_in(con, rows, group[0], group[0] in replace, exc)
+            continue
+        issues_new += rows["ingest_issues"].num_rows if "ingest_issues" in rows else 0
+    with _transaction(con, "batch"):
+        _write_bookkeeping(con, batch)
+    return issues_new
+
+
+def _rows_of(tbl: pa.Table, names: list[str]) -> pa.Table:
+    return tbl.filter(pc.is_in(tbl["invocation_id"], value_set=pa.array(names, pa.string())))
+
+
+def _write_stand_in(con, rows: dict[str, pa.Table], name: str, replace: bool, exc: duckdb.Error) -> int:
+    """Keep the run ``name`` whose rows (``rows``) the warehouse refused as a stand-in, with its
+    run_files rows (so an unchanged run is not tried again) and an ``unstorable`` issue."""
+    run = rows["runs"].to_pylist()[0]
+    file_name, where, nbytes = _largest_value(rows)
+    cause = " ".join(str(exc).split()).partition(" Possible solutions")[0]  # DuckDB's advice is not for this
+    message = (f"the warehouse could not store this run's rows ({type(exc).__name__}: {cause[:200]}); "
+               f"its largest value is {where} from {file_name}, {nbytes:,} bytes")
+    prefix = run["run_path"] + "/" if run["run_path"] else ""
+    out = stand_in_run(name, run["run_path"], run["ingest_id"], run["files_fingerprint"], run["content_fingerprint"],
+                       prefix + file_name, K.UNSTORABLE, message)
+    with _transaction(con):
+        if replace:
+            _delete_runs(con, [name])
+        for t in ("runs", "ingest_issues"):
+            _insert(con, t, out.arrow(t))
+        if "run_files" in rows:
+            _insert(con, "run_files", rows["run_files"])
+    return len(out.rows["ingest_issues"])
+
+
+# the file a value of a run table comes from (for the unstorable issue); envelope.json otherwise
+_VALUE_FILES = {("spans", None): SPANS_FILE, ("runs", "request_json"): REQUEST,
+                ("runs", "recorded_grounding"): GROUNDING, ("runs", "recorded_sources"): SOURCES}
+
+
+def _largest_value(rows: dict[str, pa.Table]) -> tuple[str, str, int]:
+    """(file, ``table.column[ line n]``, bytes) of the longest text value among a run's rows."""
+    best = ("envelope.json", "no value", 0)
+    for t, tbl in rows.items():
+        if t in ("run_files", "ingest_issues"):
+            continue
+        for col in tbl.column_names:
+            arr = tbl[col]
+            if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)) or not len(arr):
+                continue
+            lengths = pc.binary_length(arr)
+            top = pc.max(lengths).as_py()
+            if top is None or top <= best[2]:
+                continue
+            where = f"{t}.{col}"
+            if t == "spans":
+                line = tbl["line_no"][pc.index(lengths, top).as_py()].as_py()
+                where += f" (line {line})"
+            best = (_VALUE_FILES.get((t, None), _VALUE_FILES.get((t, col), ENVELOPE)), where, top)
+    return best
 
 
 class _Loader:
@@ -488,11 +606,20 @@ class _Loader:
 
 
 def _with_table(con, name: str, tbl: pa.Table, fn):
+    """``fn()`` with ``tbl`` registered as ``name``. On an error the registration is dropped
+    quietly: in an aborted transaction unregister itself fails, and that error would hide the
+    one to report (a later register of the name replaces it anyway)."""
     con.register(name, tbl)
     try:
-        return fn()
-    finally:
-        con.unregister(name)
+        result = fn()
+    except BaseException:
+        try:
+            con.unregister(name)
+        except duckdb.Error:
+            pass
+        raise
+    con.unregister(name)
+    return result
 
 
 def _insert(con, table: str, tbl: pa.Table, columns: str | None = None) -> None:
