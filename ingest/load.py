@@ -40,6 +40,8 @@ import pyarrow.compute as pc
 from groundwork import __version__ as tool_version
 from groundwork.core.canonical import CanonicalisationError, content_hash
 from groundwork.core.errors import GroundworkError
+from groundwork.core.jsontext import MAX_LINE
+from groundwork.core.regular import NotRegularFile, open_regular, open_regular_file
 from groundwork.core.warehouse import cursor, memory_at_most, size_bytes
 
 from groundwork.ingest import issues as K
@@ -47,7 +49,8 @@ from groundwork.ingest.issues import Issues
 from groundwork.core.jsontext import decode_utf8, dumps_doc, loads, vstr
 from groundwork.ingest.parse import (ENVELOPE, FILE_FIELDS, GROUNDING, ISSUE_FIELDS, REQUEST, SOURCES, SPANS as SPANS_FILE,
                                      issue_row, issue_rows, parse_run, stand_in_run)
-from groundwork.ingest.scan import INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name, inside
+from groundwork.ingest.scan import (INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name, inside,
+                                    read_entry)
 from groundwork.ingest.tables import RUN_TABLES, column_list, to_arrow
 from groundwork.ingest.shm import Slots
 from groundwork.ingest.work import (INDEX_FIELDS, ChunkResult, _crash_point, _from_ipc, _worker_init,
@@ -918,7 +921,7 @@ class _IndexLoad:
         if not (0 < size <= self.stat.st_size):
             return
         try:
-            with open(self.path, "rb") as fh:
+            with open_regular_file(self.path) as fh:
                 prefix = fh.read(size)
         except OSError:
             return
@@ -945,7 +948,11 @@ class _IndexLoad:
             return None
         loader.con.execute("CREATE OR REPLACE TEMP TABLE _gw_index_stage AS SELECT * FROM invocation_index LIMIT 0")
         try:
-            st = os.stat(path)
+            fd, st = open_regular(path)  # a FIFO, device or socket: refused, never waited on
+            os.close(fd)
+        except NotRegularFile:
+            loader.index_issues.append((INDEX_FILE, None, K.UNREADABLE, "not a regular file; not read"))
+            st = None
         except OSError as exc:
             loader.index_issues.append((INDEX_FILE, None, K.UNREADABLE, f"cannot read: {exc.strerror or exc}"))
             st = None
@@ -970,11 +977,13 @@ class _IndexLoad:
         issues = self.loader.index_issues
         buf = []
         try:
-            with open(self.path, "rb") as fh:
+            with open_regular_file(self.path) as fh:
                 fh.seek(self.offset)
                 for line_no, raw in enumerate(_lines(fh, self.hash), self.first_line):
-                    if len(raw) > 16 * 1024 * 1024:
-                        issues.append((INDEX_FILE, line_no, K.LINE_TOO_LONG, f"line is {len(raw)} bytes, over 16 MiB"))
+                    if isinstance(raw, int):  # a line over MAX_LINE bytes, dropped as it streamed by
+                        issues.append((INDEX_FILE, line_no, K.LINE_TOO_LONG,
+                                       f"line is {raw:,} bytes, over {MAX_LINE // (1 << 20)} MiB; not loaded"))
+                        continue
                     buf.append((line_no, raw))
                     if len(buf) >= INDEX_LINES:
                         yield buf
@@ -1013,18 +1022,32 @@ class _IndexLoad:
 
 
 def _lines(fh, h):
-    """Yield the raw lines of a binary file (split on b"\\n", as line iteration does), hashing it."""
-    rest = b""
+    """Yield the raw lines of a binary file (split on b"\\n", as line iteration does), hashing it.
+    A line over MAX_LINE bytes is never held whole: its length (an int) is yielded instead."""
+    rest: list[bytes] | None = []  # the pieces of the current line, None once it is too long
+    rest_len = 0
     while True:
         block = fh.read(1 << 20)
         if not block:
             break
         h.update(block)
-        parts = (rest + block).split(b"\n")
-        rest = parts.pop()
-        yield from parts
-    if rest:
-        yield rest
+        first = block.find(b"\n")
+        if first < 0:
+            rest_len += len(block)
+            if rest is not None:
+                if rest_len <= MAX_LINE:
+                    rest.append(block)
+                else:
+                    rest = None
+            continue
+        parts = block.split(b"\n")
+        head = parts[0]
+        rest_len += len(head)
+        yield b"".join(rest) + head if rest is not None and rest_len <= MAX_LINE else rest_len
+        yield from parts[1:-1]  # each shorter than the block
+        rest, rest_len = [parts[-1]], len(parts[-1])
+    if rest_len:
+        yield b"".join(rest) if rest is not None and rest_len <= MAX_LINE else rest_len
 
 
 # the columns of _load_schemas' rows and files, in their order
@@ -1058,9 +1081,12 @@ def _load_schemas(loader: _Loader, present: bool):
             loader.archive_issues.add(rel, None, K.UNEXPECTED_ENTRY, "not a <64-hex digest>.json class schema; ignored")
             continue
         try:
-            st = os.stat(path)
-            with open(path, "rb") as fh:
-                data = fh.read()
+            with open_regular_file(path) as fh:  # a FIFO, device or socket: refused, never waited on
+                st = os.fstat(fh.fileno())
+                data = fh.read(MAX_LINE + 1)
+            if len(data) > MAX_LINE:
+                loader.archive_issues.add(rel, None, K.TOO_LARGE, f"over {MAX_LINE // (1 << 20)} MiB; not read")
+                continue
         except OSError as exc:
             loader.archive_issues.add(rel, None, K.UNREADABLE, f"cannot read: {exc.strerror or exc}")
             continue
@@ -1096,16 +1122,13 @@ def load_single(con: duckdb.DuckDBPyConnection, spans_path, envelope_path, reque
     for role, p in (("spans.jsonl", spans_path), ("envelope.json", envelope_path), ("request.json", request_path)):
         if p is None:
             continue
-        f = FileEntry(role)
-        try:
-            with open(p, "rb") as fh:
-                f.data = fh.read()
-            f.size = len(f.data)
-            f.sha256 = hashlib.sha256(f.data).hexdigest()
-        except FileNotFoundError:
+        if not os.path.exists(p):
             continue
-        except OSError as exc:
-            f.error = (K.UNREADABLE, f"cannot read {p}: {exc.strerror or exc}")
+        f = FileEntry(role)
+        read_entry(os.fspath(p), f)  # as a run folder's files are read: bounded, no FIFO waited on
+        if f.error is not None and f.error[0] == K.UNREADABLE:
+            f.error = (K.UNREADABLE, f.error[1].replace("cannot read:", f"cannot read {p}:", 1)
+                       if f.error[1].startswith("cannot read:") else f"{p}: {f.error[1]}")
         listing.files[role] = f
     key = None
     env = listing.files.get("envelope.json")
