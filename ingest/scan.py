@@ -190,8 +190,8 @@ def _read_at(name: str, dfd: int) -> FileEntry | None:
 def _read_fd(fd: int, f: FileEntry, size: int) -> None:
     """Read the open regular file ``fd`` (``size`` bytes when listed) into ``f``: its bytes, hash
     and size, held whole only within the memory bounds above (``f.rel`` says how to read it)."""
-    data = os.read(fd, size + 1)
-    if len(data) <= size and size <= MAX_LINE:  # the whole file, read at once (nearly every file)
+    data = os.read(fd, min(size, MAX_LINE) + 1)
+    if len(data) <= size <= MAX_LINE:  # the whole file, read at once (nearly every file)
         f.data, f.sha256, f.size = data, _sha256(data).hexdigest(), len(data)
         return
     # large, or growing while we read: stream it in blocks
