@@ -62,6 +62,8 @@ LOOKUP = 1024         # runs fetched at a time from the stream of (run folder, s
 DIR_BATCH = 16384     # run folder names per insert into the TEMP table of the archive's listing
 BATCH_RUNS = 5000     # runs per transaction (each commit serialises its rows into the WAL; fewer, larger ones cost less CPU)
 BATCH_ROWS = 150_000  # or fewer when the runs are large
+BATCH_BYTES = 96 << 20  # or fewer when their rows are large (5,000 synthetic runs: ~44 MB of Arrow IPC), so
+                        # a few huge runs are held and refused (write_batch) in small batches
 INDEX_LINES = 2000    # invocations.jsonl lines per worker task
 
 
@@ -461,6 +463,7 @@ class _Loader:
         self.pending: list[ChunkResult] = []
         self.pending_runs = 0
         self.pending_rows = 0
+        self.pending_bytes = 0
         self.existing: set[str] = set()
         self.rejected_issues: list[tuple] = []
         self.archive_issues = Issues()
@@ -509,12 +512,13 @@ class _Loader:
         n = len(res.loaded) + len(res.unchanged) + len(res.rejected)
         self.pending_runs += n
         self.pending_rows += res.rows
+        self.pending_bytes += res.nbytes
         self.done += n
         # Near the end, smaller batches: the writer then keeps pace with the parsers instead of
         # writing a whole batch after the last run is parsed.
         closing = self.total is not None and self.total - self.done < self.batch_runs
         if (self.pending_runs >= (self.batch_runs // 4 if closing else self.batch_runs)
-                or self.pending_rows >= BATCH_ROWS):
+                or self.pending_rows >= BATCH_ROWS or self.pending_bytes >= BATCH_BYTES):
             self.flush(result)
         if self.progress is not None:
             self.progress(self.done, None)
@@ -524,7 +528,7 @@ class _Loader:
         if not self.pending:
             return
         pending, self.pending = self.pending, []
-        self.pending_runs = self.pending_rows = 0
+        self.pending_runs = self.pending_rows = self.pending_bytes = 0
         loaded = [n for r in pending for n in r.loaded]
         batch = _Batch(pending, replace=[n for n in loaded if n in self.existing],
                        seen=[n for r in pending for n in (*r.loaded, *r.unchanged)],
@@ -551,21 +555,30 @@ class _Loader:
         archive_rows += [issue_row(self.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in self.index_issues]
         archive_rows += self.rejected_issues
         with _transaction(con, "finish"):
-            # runs whose folder is gone (or no longer loadable) are kept, marked missing
-            con.execute("UPDATE runs SET missing = NOT seen_now FROM (SELECT r.invocation_id AS id, "
-                        "s.invocation_id IS NOT NULL AS seen_now FROM runs r LEFT JOIN (SELECT DISTINCT invocation_id "
-                        "FROM _gw_seen) s USING (invocation_id)) m WHERE runs.invocation_id = m.id "
-                        "AND runs.missing IS DISTINCT FROM (NOT m.seen_now)")
+            # runs whose folder is gone (or no longer loadable) are kept, marked missing; only the
+            # rows that change are touched (an UPDATE ... FROM a join of every run held them all)
+            con.execute("UPDATE runs SET missing = true WHERE missing IS DISTINCT FROM true "
+                        "AND NOT EXISTS (SELECT 1 FROM _gw_seen s WHERE s.invocation_id = runs.invocation_id)")
+            con.execute("UPDATE runs SET missing = false WHERE missing IS DISTINCT FROM false "
+                        "AND EXISTS (SELECT 1 FROM _gw_seen s WHERE s.invocation_id = runs.invocation_id)")
             # duplicate invocation ids among the runs on disk (computed over the whole warehouse)
             archive_rows += [issue_row(self.ingest_id, inv, path, None, K.DUPLICATE_ID, msg, K.NONE) for inv, path, msg in con.execute("""
                 WITH present AS (SELECT invocation_id, run_path, envelope_invocation_id FROM runs
                                  WHERE NOT missing AND envelope_invocation_id IS NOT NULL),
+                     -- two folders claim one id only if one of them has an envelope id not its
+                     -- name: the ids claimed by such folders are the only candidates (memory
+                     -- follows their number, not the archive's)
+                     odd AS (SELECT DISTINCT envelope_invocation_id AS claimed FROM present
+                             WHERE envelope_invocation_id <> invocation_id),
                      claims AS (SELECT envelope_invocation_id AS claimed, invocation_id FROM present
-                                UNION SELECT invocation_id AS claimed, invocation_id FROM present)
+                                WHERE envelope_invocation_id IN (SELECT claimed FROM odd)
+                                UNION SELECT invocation_id AS claimed, invocation_id FROM present
+                                WHERE invocation_id IN (SELECT claimed FROM odd))
                 SELECT p.invocation_id, p.run_path || '/envelope.json',
                        'invocation_id ' || p.envelope_invocation_id || ' is also claimed by folder(s) ' ||
                        string_agg(c.invocation_id, ', ' ORDER BY c.invocation_id)
                 FROM present p JOIN claims c ON c.claimed = p.envelope_invocation_id AND c.invocation_id <> p.invocation_id
+                WHERE p.envelope_invocation_id IN (SELECT claimed FROM odd)
                 GROUP BY p.invocation_id, p.run_path, p.envelope_invocation_id
             """).fetchall()]
             self._replace_derived_issues(archive_rows, result)
@@ -1000,16 +1013,21 @@ class _IndexLoad:
         with _transaction(con, "index"):
             if not self.offset:
                 con.execute("DELETE FROM invocation_index")
-            con.execute(f"INSERT INTO invocation_index ({cols}) SELECT {cols} FROM _gw_index_stage ORDER BY line_no")
-            # the same invocation id on two lines (in SQL: memory stays flat however long the index is);
-            # when appending, those of the earlier lines are among the stored issues already
+            # staged in line order (the index's blocks are the first tasks, their results taken
+            # and written in order): no sort, whose memory would grow with the index
+            con.execute(f"INSERT INTO invocation_index ({cols}) SELECT {cols} FROM _gw_index_stage")
+            # the same invocation id on two lines (in SQL: memory stays flat however long the index is;
+            # an aggregate, not a window, which would hold every row); when appending, those of the
+            # earlier lines are among the stored issues already
             loader.index_issues.extend(
                 (INDEX_FILE, line, K.DUPLICATE_ID, f"invocation_id {inv} already indexed on line {first}")
                 for line, inv, first in con.execute("""
-                    SELECT line_no, invocation_id, first FROM (
-                        SELECT line_no, invocation_id, min(line_no) OVER (PARTITION BY invocation_id) AS first
-                        FROM invocation_index WHERE invocation_id IS NOT NULL)
-                    WHERE line_no > first AND line_no >= $from ORDER BY line_no""", {"from": self.first_line}).fetchall())
+                    SELECT i.line_no, i.invocation_id, d.first FROM invocation_index i JOIN (
+                        SELECT invocation_id, min(line_no) AS first FROM invocation_index
+                        WHERE invocation_id IS NOT NULL GROUP BY invocation_id HAVING count(*) > 1) d
+                      ON d.invocation_id = i.invocation_id
+                    WHERE i.line_no > d.first AND i.line_no >= $from ORDER BY i.line_no""",
+                    {"from": self.first_line}).fetchall())
             con.execute("DELETE FROM archive_files WHERE path = ?", [INDEX_FILE])
             if self.stat is not None:
                 con.execute("INSERT INTO archive_files (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",
