@@ -345,7 +345,7 @@ def read_files(root: str, listing: RunListing) -> None:
     """Read the bytes of every listed file and hash them (errors recorded on the entry)."""
     base = os.path.join(root, listing.name)
     for f in listing.files.values():
-        if f.error is not None or f.data is not None:
+        if f.error is not None or f.sha256 is not None:  # (a large file read already has no data)
             continue
         read_entry(os.path.join(base, f.rel), f)
 

@@ -169,3 +169,17 @@ def test_a_batch_the_warehouse_refuses_is_loaded_with_the_culprits_isolated(tmp_
     assert _good_rows(con, good) == _clean(tmp_path, good)
     _, again = ingest(runs, con)
     assert again.runs_unchanged == len(places) + len(good) and again.runs_loaded == 0
+
+
+def test_a_large_file_no_rule_reads_is_fingerprinted_not_held(tmp_path):
+    import hashlib
+
+    runs, victims, good = _archive(tmp_path, [], 1)
+    blob = bytes(range(256)) * (20 * 4096 + 1)  # 20 MiB and a bit: streamed, hashed, not kept
+    (runs / good[0] / "crate").mkdir()
+    (runs / good[0] / "crate" / "blob.bin").write_bytes(blob)
+    con, result = ingest(runs)
+    assert result.exit_code == 0 and issues(con) == []
+    assert con.execute("SELECT size, sha256 FROM run_files WHERE file_name = 'crate/blob.bin'").fetchall() == [
+        (len(blob), hashlib.sha256(blob).hexdigest())]
+    assert _good_rows(con, good) == _clean(tmp_path, good)
