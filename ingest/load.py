@@ -933,17 +933,24 @@ class _IndexLoad:
         touched: same bytes, nothing to parse)."""
         if not (0 < size <= self.stat.st_size):
             return
+        h, read, newlines, last = hashlib.sha256(), 0, 0, b""
         try:
             with open_regular_file(self.path) as fh:
-                prefix = fh.read(size)
+                while read < size:  # in blocks: the prefix is most of the file, never held whole
+                    block = fh.read(min(1 << 20, size - read))
+                    if not block:
+                        break
+                    h.update(block)
+                    read += len(block)
+                    newlines += block.count(b"\n")
+                    last = block[-1:]
         except OSError:
             return
-        if len(prefix) != size or not (prefix.endswith(b"\n") or size == self.stat.st_size):
+        if read != size or not (last == b"\n" or size == self.stat.st_size):
             return
-        h = hashlib.sha256(prefix)
         if h.hexdigest() != sha256:
             return
-        self.hash, self.offset, self.first_line = h, size, prefix.count(b"\n") + 1
+        self.hash, self.offset, self.first_line = h, size, newlines + 1
 
     @classmethod
     def begin(cls, loader: _Loader, present: bool) -> "_IndexLoad | None":
