@@ -796,6 +796,7 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
             index.commit()
         schema_state = _load_schemas(loader, schemas_present)
         loader.finish(result, schema_state)
+        _checkpoint(loader.con)
     finally:
         if loader.writer is not None:  # an error above: stop the writer before leaving
             try:
@@ -811,6 +812,23 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
     if progress is not None:
         progress(loader.done, total)
     return result
+
+
+CHECKPOINT_AT = 16 << 20  # bytes of WAL an ingest leaves checkpointed under its own memory limit
+
+
+def _checkpoint(con) -> None:
+    """Fold the WAL the ingest wrote into the file now, while DuckDB is still held to the ingest's
+    memory limit: left to the connection's close, that checkpoint ran under the default limit
+    (a share of the machine's memory) and was the end of a large ingest's peak (at 100,000 runs
+    the main process went from 180 to 383 MB after the ingest). A small WAL (say a watch's ingest
+    of a few runs) is left to DuckDB's own checkpoints."""
+    try:
+        path = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0]
+        if path and os.path.getsize(path + ".wal") >= CHECKPOINT_AT:
+            con.execute("CHECKPOINT")
+    except (duckdb.Error, OSError, TypeError):
+        pass  # no file, no WAL, or a checkpoint refused: the close checkpoints as before
 
 
 def _slot_count(pool: _Pool, loader: _Loader) -> int:
