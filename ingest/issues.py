@@ -29,15 +29,17 @@ DUPLICATE_ID = "duplicate-invocation-id"
 CYCLE = "cycle"                        # span ids forming a cycle
 UNREADABLE = "unreadable"              # a file or folder the OS refused to read
 SYMLINK_OUTSIDE = "symlink-outside"    # a symlink leading outside the archive
-LINE_TOO_LONG = "line-too-long"        # a single line over 16 MiB
+LINE_TOO_LONG = "line-too-long"        # a single line over 16 MiB (a spans.jsonl line: dropped, run unlintable)
 LONE_SURROGATE = "lone-surrogate"      # a \ud800-style escape; text columns show U+FFFD
 UNEXPECTED_ENTRY = "unexpected-entry"  # something in the archive root that is not a run, index or schemas/
 BAD_NAME = "bad-name"                  # a file/folder name that is not valid UTF-8
 INTERNAL_ERROR = "internal-error"      # groundwork's own parser failed on the run (a bug; run kept, unlintable)
+TOO_LARGE = "too-large"                # a file too large to hold (docs/rules.md#too-large-runs); not read
+UNSTORABLE = "unstorable"              # rows the warehouse refused to store (run kept, unlintable, unverifiable)
 
 KINDS = (MISSING_FILE, EMPTY_FILE, TRUNCATED, MALFORMED_JSON, NON_UTF8, BOM, MISSING_KEY, WRONG_TYPE,
          BAD_TIME, NAIVE_TIME, NAME_MISMATCH, DUPLICATE_ID, CYCLE, UNREADABLE, SYMLINK_OUTSIDE,
-         LINE_TOO_LONG, LONE_SURROGATE, UNEXPECTED_ENTRY, BAD_NAME, INTERNAL_ERROR)
+         LINE_TOO_LONG, LONE_SURROGATE, UNEXPECTED_ENTRY, BAD_NAME, INTERNAL_ERROR, TOO_LARGE, UNSTORABLE)
 
 NONE = "none"
 REJECTED = "rejected"

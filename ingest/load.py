@@ -35,16 +35,22 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from groundwork import __version__ as tool_version
 from groundwork.core.canonical import CanonicalisationError, content_hash
+from groundwork.core.errors import GroundworkError
+from groundwork.core.jsontext import MAX_LINE
+from groundwork.core.regular import NotRegularFile, open_regular, open_regular_file
 from groundwork.core.warehouse import cursor, memory_at_most, size_bytes
 
 from groundwork.ingest import issues as K
 from groundwork.ingest.issues import Issues
 from groundwork.core.jsontext import decode_utf8, dumps_doc, loads, vstr
-from groundwork.ingest.parse import FILE_FIELDS, ISSUE_FIELDS, issue_row, issue_rows, parse_run
-from groundwork.ingest.scan import INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name, inside
+from groundwork.ingest.parse import (ENVELOPE, FILE_FIELDS, GROUNDING, ISSUE_FIELDS, REQUEST, SOURCES, SPANS as SPANS_FILE,
+                                     issue_row, issue_rows, parse_run, stand_in_run)
+from groundwork.ingest.scan import (INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name, inside,
+                                    read_entry)
 from groundwork.ingest.runs_folder import check_runs_dir
 from groundwork.ingest.tables import RUN_TABLES, column_list, to_arrow
 from groundwork.ingest.shm import Slots
@@ -57,6 +63,8 @@ LOOKUP = 1024         # runs fetched at a time from the stream of (run folder, s
 DIR_BATCH = 16384     # run folder names per insert into the TEMP table of the archive's listing
 BATCH_RUNS = 5000     # runs per transaction (each commit serialises its rows into the WAL; fewer, larger ones cost less CPU)
 BATCH_ROWS = 150_000  # or fewer when the runs are large
+BATCH_BYTES = 96 << 20  # or fewer when their rows are large (5,000 synthetic runs: ~44 MB of Arrow IPC), so
+                        # a few huge runs are held and refused (write_batch) in small batches
 INDEX_LINES = 2000    # invocations.jsonl lines per worker task
 
 
@@ -295,14 +303,31 @@ class _Writer:
 
 def write_batch(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
     """One transaction: replace the rows of reloaded runs, add new ones, record fingerprints.
-    Returns the number of issue rows written."""
+    Returns the number of issue rows written.
+
+    Should the warehouse refuse the batch's rows (say DuckDB runs out of memory on a huge value
+    the read-time bounds let through), the batch is written again in halves, down to the run(s)
+    whose rows it refuses: each of those is kept as an unlintable, unverifiable stand-in with an
+    ``unstorable`` issue naming the cause and its largest value, and the rest of the batch loads
+    (docs/rules.md#too-large-runs). An error that is no run's doing (disk full, ...) is raised."""
+    try:
+        return _write_whole(con, batch)
+    except duckdb.Error as exc:
+        if isinstance(exc, _NOT_ISOLABLE) or not any(r.loaded for r in batch.pending):
+            raise
+        return _write_isolating(con, batch)
+
+
+# errors no single run's rows cause: isolating runs would only repeat them
+_NOT_ISOLABLE = (duckdb.IOException, duckdb.FatalException, duckdb.InterruptException)
+
+
+def _write_whole(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
     pending = batch.pending
     issues_new = 0
     with _transaction(con, "batch"):
         if batch.replace:
-            _with_table(con, "_gw_replace", pa.table({"id": pa.array(batch.replace, pa.string())}), lambda: [
-                con.execute(f"DELETE FROM {t} WHERE invocation_id IN (SELECT id FROM _gw_replace)")
-                for t in RUN_TABLES])
+            _delete_runs(con, batch.replace)
         for t in RUN_TABLES:
             parts = [_from_ipc(r.tables[t]) for r in pending if t in r.tables]
             if not parts:
@@ -311,20 +336,119 @@ def write_batch(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
             if t == "ingest_issues":
                 issues_new += tbl.num_rows
             _insert(con, t, tbl)
-        if batch.touched:
-            tt = pa.table({"id": pa.array([n for n, _ in batch.touched], pa.string()),
-                           "fp": pa.array([fp for _, fp in batch.touched], pa.string())})
-
-            def upd():
-                con.execute("UPDATE runs SET files_fingerprint = _gw_touched.fp FROM _gw_touched "
-                            "WHERE runs.invocation_id = _gw_touched.id")
-                con.execute("DELETE FROM run_files WHERE invocation_id IN (SELECT id FROM _gw_touched)")
-            _with_table(con, "_gw_touched", tt, upd)
-            _insert(con, "run_files", to_arrow("run_files", [f for r in pending for f in r.touched_files], FILE_FIELDS))
-        if batch.seen:
-            _with_table(con, "_gw_seen_batch", pa.table({"id": pa.array(batch.seen, pa.string())}),
-                        lambda: con.execute("INSERT INTO _gw_seen SELECT id FROM _gw_seen_batch"))
+        _write_bookkeeping(con, batch)
     return issues_new
+
+
+def _delete_runs(con, names: list[str]) -> None:
+    _with_table(con, "_gw_replace", pa.table({"id": pa.array(names, pa.string())}), lambda: [
+        con.execute(f"DELETE FROM {t} WHERE invocation_id IN (SELECT id FROM _gw_replace)")
+        for t in RUN_TABLES])
+
+
+def _write_bookkeeping(con, batch: _Batch) -> None:
+    """The batch's touched runs (new stat, same content) and the names seen."""
+    pending = batch.pending
+    if batch.touched:
+        tt = pa.table({"id": pa.array([n for n, _ in batch.touched], pa.string()),
+                       "fp": pa.array([fp for _, fp in batch.touched], pa.string())})
+
+        def upd():
+            con.execute("UPDATE runs SET files_fingerprint = _gw_touched.fp FROM _gw_touched "
+                        "WHERE runs.invocation_id = _gw_touched.id")
+            con.execute("DELETE FROM run_files WHERE invocation_id IN (SELECT id FROM _gw_touched)")
+        _with_table(con, "_gw_touched", tt, upd)
+        _insert(con, "run_files", to_arrow("run_files", [f for r in pending for f in r.touched_files], FILE_FIELDS))
+    if batch.seen:
+        _with_table(con, "_gw_seen_batch", pa.table({"id": pa.array(batch.seen, pa.string())}),
+                    lambda: con.execute("INSERT INTO _gw_seen SELECT id FROM _gw_seen_batch"))
+
+
+def _write_isolating(con, batch: _Batch) -> int:
+    """write_batch's fallback: the loaded runs' rows in halves, one transaction each, down to
+    single runs; a run whose rows still fail becomes a stand-in (``_write_stand_in``)."""
+    tables = {}
+    for t in RUN_TABLES:
+        parts = [_from_ipc(r.tables[t]) for r in batch.pending if t in r.tables]
+        if parts:
+            tables[t] = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+    replace = set(batch.replace)
+    issues_new = 0
+    groups = [[n for r in batch.pending for n in r.loaded]]
+    while groups:
+        group = groups.pop()
+        rows = {t: _rows_of(tbl, group) for t, tbl in tables.items()}
+        try:
+            with _transaction(con):
+                if replace.intersection(group):
+                    _delete_runs(con, [n for n in group if n in replace])
+                for t, tbl in rows.items():
+                    _insert(con, t, tbl)
+        except duckdb.Error as exc:
+            if isinstance(exc, _NOT_ISOLABLE):
+                raise
+            if len(group) > 1:
+                half = len(group) // 2
+                groups += [group[half:], group[:half]]  # the first half next
+                continue
+            issues_new += _write_stand_in(con, rows, group[0], group[0] in replace, exc)
+            continue
+        issues_new += rows["ingest_issues"].num_rows if "ingest_issues" in rows else 0
+    with _transaction(con, "batch"):
+        _write_bookkeeping(con, batch)
+    return issues_new
+
+
+def _rows_of(tbl: pa.Table, names: list[str]) -> pa.Table:
+    return tbl.filter(pc.is_in(tbl["invocation_id"], value_set=pa.array(names, pa.string())))
+
+
+def _write_stand_in(con, rows: dict[str, pa.Table], name: str, replace: bool, exc: duckdb.Error) -> int:
+    """Keep the run ``name`` whose rows (``rows``) the warehouse refused as a stand-in, with its
+    run_files rows (so an unchanged run is not tried again) and an ``unstorable`` issue."""
+    run = rows["runs"].to_pylist()[0]
+    file_name, where, nbytes = _largest_value(rows)
+    cause = " ".join(str(exc).split()).partition(" Possible solutions")[0]  # DuckDB's advice is not for this
+    message = (f"the warehouse could not store this run's rows ({type(exc).__name__}: {cause[:200]}); "
+               f"its largest value is {where} from {file_name}, {nbytes:,} bytes")
+    prefix = run["run_path"] + "/" if run["run_path"] else ""
+    out = stand_in_run(name, run["run_path"], run["ingest_id"], run["files_fingerprint"], run["content_fingerprint"],
+                       prefix + file_name, K.UNSTORABLE, message)
+    with _transaction(con):
+        if replace:
+            _delete_runs(con, [name])
+        for t in ("runs", "ingest_issues"):
+            _insert(con, t, out.arrow(t))
+        if "run_files" in rows:
+            _insert(con, "run_files", rows["run_files"])
+    return len(out.rows["ingest_issues"])
+
+
+# the file a value of a run table comes from (for the unstorable issue); envelope.json otherwise
+_VALUE_FILES = {("spans", None): SPANS_FILE, ("runs", "request_json"): REQUEST,
+                ("runs", "recorded_grounding"): GROUNDING, ("runs", "recorded_sources"): SOURCES}
+
+
+def _largest_value(rows: dict[str, pa.Table]) -> tuple[str, str, int]:
+    """(file, ``table.column[ line n]``, bytes) of the longest text value among a run's rows."""
+    best = ("envelope.json", "no value", 0)
+    for t, tbl in rows.items():
+        if t in ("run_files", "ingest_issues"):
+            continue
+        for col in tbl.column_names:
+            arr = tbl[col]
+            if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)) or not len(arr):
+                continue
+            lengths = pc.binary_length(arr)
+            top = pc.max(lengths).as_py()
+            if top is None or top <= best[2]:
+                continue
+            where = f"{t}.{col}"
+            if t == "spans":
+                line = tbl["line_no"][pc.index(lengths, top).as_py()].as_py()
+                where += f" (line {line})"
+            best = (_VALUE_FILES.get((t, None), _VALUE_FILES.get((t, col), ENVELOPE)), where, top)
+    return best
 
 
 class _Loader:
@@ -340,6 +464,7 @@ class _Loader:
         self.pending: list[ChunkResult] = []
         self.pending_runs = 0
         self.pending_rows = 0
+        self.pending_bytes = 0
         self.existing: set[str] = set()
         self.rejected_issues: list[tuple] = []
         self.archive_issues = Issues()
@@ -388,12 +513,13 @@ class _Loader:
         n = len(res.loaded) + len(res.unchanged) + len(res.rejected)
         self.pending_runs += n
         self.pending_rows += res.rows
+        self.pending_bytes += res.nbytes
         self.done += n
         # Near the end, smaller batches: the writer then keeps pace with the parsers instead of
         # writing a whole batch after the last run is parsed.
         closing = self.total is not None and self.total - self.done < self.batch_runs
         if (self.pending_runs >= (self.batch_runs // 4 if closing else self.batch_runs)
-                or self.pending_rows >= BATCH_ROWS):
+                or self.pending_rows >= BATCH_ROWS or self.pending_bytes >= BATCH_BYTES):
             self.flush(result)
         if self.progress is not None:
             self.progress(self.done, None)
@@ -403,7 +529,7 @@ class _Loader:
         if not self.pending:
             return
         pending, self.pending = self.pending, []
-        self.pending_runs = self.pending_rows = 0
+        self.pending_runs = self.pending_rows = self.pending_bytes = 0
         loaded = [n for r in pending for n in r.loaded]
         batch = _Batch(pending, replace=[n for n in loaded if n in self.existing],
                        seen=[n for r in pending for n in (*r.loaded, *r.unchanged)],
@@ -430,21 +556,30 @@ class _Loader:
         archive_rows += [issue_row(self.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in self.index_issues]
         archive_rows += self.rejected_issues
         with _transaction(con, "finish"):
-            # runs whose folder is gone (or no longer loadable) are kept, marked missing
-            con.execute("UPDATE runs SET missing = NOT seen_now FROM (SELECT r.invocation_id AS id, "
-                        "s.invocation_id IS NOT NULL AS seen_now FROM runs r LEFT JOIN (SELECT DISTINCT invocation_id "
-                        "FROM _gw_seen) s USING (invocation_id)) m WHERE runs.invocation_id = m.id "
-                        "AND runs.missing IS DISTINCT FROM (NOT m.seen_now)")
+            # runs whose folder is gone (or no longer loadable) are kept, marked missing; only the
+            # rows that change are touched (an UPDATE ... FROM a join of every run held them all)
+            con.execute("UPDATE runs SET missing = true WHERE missing IS DISTINCT FROM true "
+                        "AND NOT EXISTS (SELECT 1 FROM _gw_seen s WHERE s.invocation_id = runs.invocation_id)")
+            con.execute("UPDATE runs SET missing = false WHERE missing IS DISTINCT FROM false "
+                        "AND EXISTS (SELECT 1 FROM _gw_seen s WHERE s.invocation_id = runs.invocation_id)")
             # duplicate invocation ids among the runs on disk (computed over the whole warehouse)
             archive_rows += [issue_row(self.ingest_id, inv, path, None, K.DUPLICATE_ID, msg, K.NONE) for inv, path, msg in con.execute("""
                 WITH present AS (SELECT invocation_id, run_path, envelope_invocation_id FROM runs
                                  WHERE NOT missing AND envelope_invocation_id IS NOT NULL),
+                     -- two folders claim one id only if one of them has an envelope id not its
+                     -- name: the ids claimed by such folders are the only candidates (memory
+                     -- follows their number, not the archive's)
+                     odd AS (SELECT DISTINCT envelope_invocation_id AS claimed FROM present
+                             WHERE envelope_invocation_id <> invocation_id),
                      claims AS (SELECT envelope_invocation_id AS claimed, invocation_id FROM present
-                                UNION SELECT invocation_id AS claimed, invocation_id FROM present)
+                                WHERE envelope_invocation_id IN (SELECT claimed FROM odd)
+                                UNION SELECT invocation_id AS claimed, invocation_id FROM present
+                                WHERE invocation_id IN (SELECT claimed FROM odd))
                 SELECT p.invocation_id, p.run_path || '/envelope.json',
                        'invocation_id ' || p.envelope_invocation_id || ' is also claimed by folder(s) ' ||
                        string_agg(c.invocation_id, ', ' ORDER BY c.invocation_id)
                 FROM present p JOIN claims c ON c.claimed = p.envelope_invocation_id AND c.invocation_id <> p.invocation_id
+                WHERE p.envelope_invocation_id IN (SELECT claimed FROM odd)
                 GROUP BY p.invocation_id, p.run_path, p.envelope_invocation_id
             """).fetchall()]
             self._replace_derived_issues(archive_rows, result)
@@ -488,11 +623,20 @@ class _Loader:
 
 
 def _with_table(con, name: str, tbl: pa.Table, fn):
+    """``fn()`` with ``tbl`` registered as ``name``. On an error the registration is dropped
+    quietly: in an aborted transaction unregister itself fails, and that error would hide the
+    one to report (a later register of the name replaces it anyway)."""
     con.register(name, tbl)
     try:
-        return fn()
-    finally:
-        con.unregister(name)
+        result = fn()
+    except BaseException:
+        try:
+            con.unregister(name)
+        except duckdb.Error:
+            pass
+        raise
+    con.unregister(name)
+    return result
 
 
 def _insert(con, table: str, tbl: pa.Table, columns: str | None = None) -> None:
@@ -647,6 +791,7 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
             index.commit()
         schema_state = _load_schemas(loader, schemas_present)
         loader.finish(result, schema_state)
+        _checkpoint(loader.con)
     finally:
         if loader.writer is not None:  # an error above: stop the writer before leaving
             try:
@@ -662,6 +807,23 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
     if progress is not None:
         progress(loader.done, total)
     return result
+
+
+CHECKPOINT_AT = 16 << 20  # bytes of WAL an ingest leaves checkpointed under its own memory limit
+
+
+def _checkpoint(con) -> None:
+    """Fold the WAL the ingest wrote into the file now, while DuckDB is still held to the ingest's
+    memory limit: left to the connection's close, that checkpoint ran under the default limit
+    (a share of the machine's memory) and was the end of a large ingest's peak (at 100,000 runs
+    the main process went from 180 to 383 MB after the ingest). A small WAL (say a watch's ingest
+    of a few runs) is left to DuckDB's own checkpoints."""
+    try:
+        path = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0]
+        if path and os.path.getsize(path + ".wal") >= CHECKPOINT_AT:
+            con.execute("CHECKPOINT")
+    except (duckdb.Error, OSError, TypeError):
+        pass  # no file, no WAL, or a checkpoint refused: the close checkpoints as before
 
 
 def _slot_count(pool: _Pool, loader: _Loader) -> int:
@@ -784,17 +946,24 @@ class _IndexLoad:
         touched: same bytes, nothing to parse)."""
         if not (0 < size <= self.stat.st_size):
             return
+        h, read, newlines, last = hashlib.sha256(), 0, 0, b""
         try:
-            with open(self.path, "rb") as fh:
-                prefix = fh.read(size)
+            with open_regular_file(self.path) as fh:
+                while read < size:  # in blocks: the prefix is most of the file, never held whole
+                    block = fh.read(min(1 << 20, size - read))
+                    if not block:
+                        break
+                    h.update(block)
+                    read += len(block)
+                    newlines += block.count(b"\n")
+                    last = block[-1:]
         except OSError:
             return
-        if len(prefix) != size or not (prefix.endswith(b"\n") or size == self.stat.st_size):
+        if read != size or not (last == b"\n" or size == self.stat.st_size):
             return
-        h = hashlib.sha256(prefix)
         if h.hexdigest() != sha256:
             return
-        self.hash, self.offset, self.first_line = h, size, prefix.count(b"\n") + 1
+        self.hash, self.offset, self.first_line = h, size, newlines + 1
 
     @classmethod
     def begin(cls, loader: _Loader, present: bool) -> "_IndexLoad | None":
@@ -812,7 +981,11 @@ class _IndexLoad:
             return None
         loader.con.execute("CREATE OR REPLACE TEMP TABLE _gw_index_stage AS SELECT * FROM invocation_index LIMIT 0")
         try:
-            st = os.stat(path)
+            fd, st = open_regular(path)  # a FIFO, device or socket: refused, never waited on
+            os.close(fd)
+        except NotRegularFile:
+            loader.index_issues.append((INDEX_FILE, None, K.UNREADABLE, "not a regular file; not read"))
+            st = None
         except OSError as exc:
             loader.index_issues.append((INDEX_FILE, None, K.UNREADABLE, f"cannot read: {exc.strerror or exc}"))
             st = None
@@ -837,11 +1010,13 @@ class _IndexLoad:
         issues = self.loader.index_issues
         buf = []
         try:
-            with open(self.path, "rb") as fh:
+            with open_regular_file(self.path) as fh:
                 fh.seek(self.offset)
                 for line_no, raw in enumerate(_lines(fh, self.hash), self.first_line):
-                    if len(raw) > 16 * 1024 * 1024:
-                        issues.append((INDEX_FILE, line_no, K.LINE_TOO_LONG, f"line is {len(raw)} bytes, over 16 MiB"))
+                    if isinstance(raw, int):  # a line over MAX_LINE bytes, dropped as it streamed by
+                        issues.append((INDEX_FILE, line_no, K.LINE_TOO_LONG,
+                                       f"line is {raw:,} bytes, over {MAX_LINE // (1 << 20)} MiB; not loaded"))
+                        continue
                     buf.append((line_no, raw))
                     if len(buf) >= INDEX_LINES:
                         yield buf
@@ -858,16 +1033,21 @@ class _IndexLoad:
         with _transaction(con, "index"):
             if not self.offset:
                 con.execute("DELETE FROM invocation_index")
-            con.execute(f"INSERT INTO invocation_index ({cols}) SELECT {cols} FROM _gw_index_stage ORDER BY line_no")
-            # the same invocation id on two lines (in SQL: memory stays flat however long the index is);
-            # when appending, those of the earlier lines are among the stored issues already
+            # staged in line order (the index's blocks are the first tasks, their results taken
+            # and written in order): no sort, whose memory would grow with the index
+            con.execute(f"INSERT INTO invocation_index ({cols}) SELECT {cols} FROM _gw_index_stage")
+            # the same invocation id on two lines (in SQL: memory stays flat however long the index is;
+            # an aggregate, not a window, which would hold every row); when appending, those of the
+            # earlier lines are among the stored issues already
             loader.index_issues.extend(
                 (INDEX_FILE, line, K.DUPLICATE_ID, f"invocation_id {inv} already indexed on line {first}")
                 for line, inv, first in con.execute("""
-                    SELECT line_no, invocation_id, first FROM (
-                        SELECT line_no, invocation_id, min(line_no) OVER (PARTITION BY invocation_id) AS first
-                        FROM invocation_index WHERE invocation_id IS NOT NULL)
-                    WHERE line_no > first AND line_no >= $from ORDER BY line_no""", {"from": self.first_line}).fetchall())
+                    SELECT i.line_no, i.invocation_id, d.first FROM invocation_index i JOIN (
+                        SELECT invocation_id, min(line_no) AS first FROM invocation_index
+                        WHERE invocation_id IS NOT NULL GROUP BY invocation_id HAVING count(*) > 1) d
+                      ON d.invocation_id = i.invocation_id
+                    WHERE i.line_no > d.first AND i.line_no >= $from ORDER BY i.line_no""",
+                    {"from": self.first_line}).fetchall())
             con.execute("DELETE FROM archive_files WHERE path = ?", [INDEX_FILE])
             if self.stat is not None:
                 con.execute("INSERT INTO archive_files (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",
@@ -880,18 +1060,32 @@ class _IndexLoad:
 
 
 def _lines(fh, h):
-    """Yield the raw lines of a binary file (split on b"\\n", as line iteration does), hashing it."""
-    rest = b""
+    """Yield the raw lines of a binary file (split on b"\\n", as line iteration does), hashing it.
+    A line over MAX_LINE bytes is never held whole: its length (an int) is yielded instead."""
+    rest: list[bytes] | None = []  # the pieces of the current line, None once it is too long
+    rest_len = 0
     while True:
         block = fh.read(1 << 20)
         if not block:
             break
         h.update(block)
-        parts = (rest + block).split(b"\n")
-        rest = parts.pop()
-        yield from parts
-    if rest:
-        yield rest
+        first = block.find(b"\n")
+        if first < 0:
+            rest_len += len(block)
+            if rest is not None:
+                if rest_len <= MAX_LINE:
+                    rest.append(block)
+                else:
+                    rest = None
+            continue
+        parts = block.split(b"\n")
+        head = parts[0]
+        rest_len += len(head)
+        yield b"".join(rest) + head if rest is not None and rest_len <= MAX_LINE else rest_len
+        yield from parts[1:-1]  # each shorter than the block
+        rest, rest_len = [parts[-1]], len(parts[-1])
+    if rest_len:
+        yield b"".join(rest) if rest is not None and rest_len <= MAX_LINE else rest_len
 
 
 # the columns of _load_schemas' rows and files, in their order
@@ -925,9 +1119,12 @@ def _load_schemas(loader: _Loader, present: bool):
             loader.archive_issues.add(rel, None, K.UNEXPECTED_ENTRY, "not a <64-hex digest>.json class schema; ignored")
             continue
         try:
-            st = os.stat(path)
-            with open(path, "rb") as fh:
-                data = fh.read()
+            with open_regular_file(path) as fh:  # a FIFO, device or socket: refused, never waited on
+                st = os.fstat(fh.fileno())
+                data = fh.read(MAX_LINE + 1)
+            if len(data) > MAX_LINE:
+                loader.archive_issues.add(rel, None, K.TOO_LARGE, f"over {MAX_LINE // (1 << 20)} MiB; not read")
+                continue
         except OSError as exc:
             loader.archive_issues.add(rel, None, K.UNREADABLE, f"cannot read: {exc.strerror or exc}")
             continue
@@ -963,16 +1160,13 @@ def load_single(con: duckdb.DuckDBPyConnection, spans_path, envelope_path, reque
     for role, p in (("spans.jsonl", spans_path), ("envelope.json", envelope_path), ("request.json", request_path)):
         if p is None:
             continue
-        f = FileEntry(role)
-        try:
-            with open(p, "rb") as fh:
-                f.data = fh.read()
-            f.size = len(f.data)
-            f.sha256 = hashlib.sha256(f.data).hexdigest()
-        except FileNotFoundError:
+        if not os.path.exists(p):
             continue
-        except OSError as exc:
-            f.error = (K.UNREADABLE, f"cannot read {p}: {exc.strerror or exc}")
+        f = FileEntry(role)
+        read_entry(os.fspath(p), f)  # as a run folder's files are read: bounded, no FIFO waited on
+        if f.error is not None and f.error[0] == K.UNREADABLE:
+            f.error = (K.UNREADABLE, f.error[1].replace("cannot read:", f"cannot read {p}:", 1)
+                       if f.error[1].startswith("cannot read:") else f"{p}: {f.error[1]}")
         listing.files[role] = f
     key = None
     env = listing.files.get("envelope.json")

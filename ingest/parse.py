@@ -29,7 +29,7 @@ from groundwork.core.jsontext import (
 )
 from groundwork.ingest.scan import FileEntry, RunListing
 from groundwork.ingest import spans
-from groundwork.ingest.spans import check_cycles, native_spans, parse_spans
+from groundwork.ingest.spans import check_cycles, long_line_message, native_spans, parse_spans
 from groundwork.ingest.tables import COLUMNS, RowSet
 
 # ingest/_envelope_native.c: envelope.json / request.json bytes -> exactly the rows below, or None
@@ -105,6 +105,12 @@ def _load_json_file(f: FileEntry | None, path: str, issues: Issues, crash_lint: 
     return True, value, fast
 
 
+def _line_at(data: bytes, offset: int) -> int:
+    """The line number (as the workbench's str.splitlines counts) of the line starting at byte
+    ``offset`` of ``data``."""
+    return len(data[:offset].decode("utf-8", "replace").splitlines()) + 1
+
+
 def _text_file(f: FileEntry | None, path: str, issues: Issues, required: bool) -> str | None:
     """A recorded verdict text (grounding.txt / sources.txt), exactly as stored."""
     if f is None:
@@ -155,7 +161,9 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
             blank = not text.strip()
         else:
             blank = not parsed[0]
-        if blank:
+        for offset, nbytes in f.long_lines or ():
+            issues.add(spath, _line_at(f.data, offset), K.LINE_TOO_LONG, long_line_message(nbytes), lint=True)
+        if blank and not f.long_lines:
             issues.add(spath, None, K.EMPTY_FILE,
                        "spans.jsonl is empty (the workbench lints it as 0 spans)" if not f.data
                        else "spans.jsonl holds only whitespace (the workbench lints it as 0 spans)")
@@ -217,19 +225,29 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
 def failed_run(listing: RunListing, ingest_id: int | None, exc: BaseException) -> RowSet:
     """Rows for a run the parser itself failed on (a bug): kept, unlintable and unverifiable,
     with the error recorded — never dropped, never a traceback."""
-    issues = Issues()
     message = f"groundwork could not parse this run ({type(exc).__name__}: {exc}); please report it"
-    issues.add(listing.name, None, K.INTERNAL_ERROR, vstr(message), lint=True, verify=True)
+    out = stand_in_run(listing.name, listing.name, ingest_id, listing.files_fingerprint(),
+                       listing.content_fingerprint(), listing.name, K.INTERNAL_ERROR, vstr(message))
+    out.rows["run_files"] = file_rows(listing)
+    return out
+
+
+def stand_in_run(inv: str, run_path: str, ingest_id: int | None, files_fp: str | None, content_fp: str | None,
+                 path: str, kind: str, message: str) -> RowSet:
+    """The rows kept of a run that cannot be loaded as read (its parse failed, or the warehouse
+    refused its rows): a runs row, unlintable and unverifiable, and the issue saying why
+    (``run_files`` is the caller's: the fingerprints keep an unchanged run from being retried)."""
+    issues = Issues()
+    issues.add(path, None, kind, message, lint=True, verify=True)
     run = dict.fromkeys(_RUN_COLS)
-    run.update(invocation_id=listing.name, run_path=listing.name, ingest_id=ingest_id, missing=False,
+    run.update(invocation_id=inv, run_path=run_path, ingest_id=ingest_id, missing=False,
                lintable=False, unlintable_reason=reason(issues.lint_blockers), verifiable=False,
                unverifiable_reason=reason(issues.verify_blockers), evidence_count=0, delegation_count=0,
-               span_count=0, parser_version=PARSER_VERSION, files_fingerprint=listing.files_fingerprint(),
-               content_fingerprint=listing.content_fingerprint())
+               span_count=0, parser_version=PARSER_VERSION, files_fingerprint=files_fp,
+               content_fingerprint=content_fp)
     out = RowSet(ROW_FIELDS)
     out.rows["runs"] = [_run_tuple(run)]
-    out.rows["run_files"] = file_rows(listing)
-    out.rows["ingest_issues"] = issue_rows(issues, ingest_id, listing.name)
+    out.rows["ingest_issues"] = issue_rows(issues, ingest_id, inv)
     return out
 
 

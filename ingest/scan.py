@@ -12,11 +12,25 @@ import stat as stat_mod
 from dataclasses import dataclass, field
 from operator import attrgetter
 
+from groundwork.core.jsontext import MAX_LINE
+from groundwork.core.regular import NotRegularFile, open_regular
+
 from groundwork.ingest import issues as K
 
 INDEX_FILE = "invocations.jsonl"
 SCHEMAS_DIR = "schemas"
 MAX_DEPTH = 8  # nested folders inside a run folder (crate/ is one level)
+
+# The files of a run folder the parser reads (docs/rules.md#run-folder). spans.jsonl is read
+# line by line; the others are documents, each stored whole as one value.
+SPANS_FILE = "spans.jsonl"
+DOCUMENTS = ("envelope.json", "request.json", "grounding.txt", "sources.txt")
+RUN_FILES = (SPANS_FILE, *DOCUMENTS)
+# Memory bounds (docs/rules.md#too-large-runs): no file is ever held whole past these, whatever
+# its size; a larger one is hashed as it streams by, and recorded as too large.
+MAX_DOCUMENT = MAX_LINE           # a document (envelope.json, ...) is one stored value: 16 MiB at most
+MAX_SPANS = 64 * 1024 * 1024      # the lines of a spans.jsonl kept (over-long lines dropped): 64 MiB at most
+BLOCK = 1 << 20                   # bytes read at a time from a file larger than MAX_LINE
 
 
 def display_name(name: str) -> str:
@@ -50,6 +64,9 @@ class FileEntry:
     sha256: str | None = None
     error: tuple[str, str] | None = None   # (kind, message) when the file could not be read
     listed_size: int | None = None
+    # spans.jsonl lines over MAX_LINE bytes, dropped while reading (never held whole): (offset
+    # in ``data`` of the empty line left in their place, their length in bytes)
+    long_lines: list[tuple[int, int]] | None = None
 
 
 @dataclass(slots=True)
@@ -69,7 +86,7 @@ class RunListing:
     def sizes_unchanged(self) -> bool:
         """True when every file read had the size it was listed with (so the listing's
         files_fingerprint still describes what was read)."""
-        return all(f.data is None or len(f.data) == f.listed_size for f in self.files.values())
+        return all(f.sha256 is None or f.size == f.listed_size for f in self.files.values())
 
     def content_fingerprint(self) -> str:
         """Over (path, SHA-256 of the bytes) of every file: equal -> unchanged even if touched."""
@@ -161,18 +178,119 @@ def _read_at(name: str, dfd: int) -> FileEntry | None:
         st = os.fstat(fd)
         if not stat_mod.S_ISREG(st.st_mode):
             return None
-        size = st.st_size
-        data = os.read(fd, size + 1)
-        if len(data) > size:  # growing while we read: take everything there is
-            parts = [data]
-            while chunk := os.read(fd, 1 << 20):
-                parts.append(chunk)
-            data = b"".join(parts)
+        f = FileEntry(name, mtime_ns=st.st_mtime_ns, listed_size=st.st_size)
+        _read_fd(fd, f, st.st_size)
     except OSError:
         return None
     finally:
         os.close(fd)
-    return FileEntry(name, len(data), st.st_mtime_ns, data, _sha256(data).hexdigest(), None, size)
+    return f
+
+
+def _read_fd(fd: int, f: FileEntry, size: int) -> None:
+    """Read the open regular file ``fd`` (``size`` bytes when listed) into ``f``: its bytes, hash
+    and size, held whole only within the memory bounds above (``f.rel`` says how to read it)."""
+    data = os.read(fd, min(size, MAX_LINE) + 1)
+    if len(data) <= size <= MAX_LINE:  # the whole file, read at once (nearly every file)
+        f.data, f.sha256, f.size = data, _sha256(data).hexdigest(), len(data)
+        return
+    # large, or growing while we read: stream it in blocks
+    h = _sha256()
+    blocks = _blocks(fd, data, h)
+    if f.rel == SPANS_FILE:
+        _read_lines(blocks, f)
+    else:
+        parts, kept = [], 0
+        for block in blocks:
+            if parts is not None:
+                kept += len(block)
+                if kept <= MAX_DOCUMENT:
+                    parts.append(block)
+                else:
+                    parts = None  # over the bound: hashed on, never held
+        f.data = b"".join(parts) if parts is not None else None
+        if parts is None and f.rel in DOCUMENTS:
+            f.error = (K.TOO_LARGE, f"{f.rel} is {{size:,}} bytes, over the {MAX_DOCUMENT // (1 << 20)} MiB "
+                                    "a stored document may hold; not read")
+    f.sha256, f.size = h.hexdigest(), blocks.total
+    if f.error is not None:
+        f.error = (f.error[0], f.error[1].format(size=f.size))
+
+
+class _blocks:
+    """The blocks of an open file, ``first`` (already read) first, hashed into ``h`` as they go;
+    ``total`` counts the bytes."""
+
+    def __init__(self, fd: int, first: bytes, h):
+        self.fd, self.first, self.h, self.total = fd, first, h, 0
+
+    def __iter__(self):
+        block = self.first
+        self.first = None
+        while block:
+            self.h.update(block)
+            self.total += len(block)
+            yield block
+            block = os.read(self.fd, BLOCK)
+
+
+def _read_lines(blocks, f: FileEntry) -> None:
+    """spans.jsonl read block by block: lines up to MAX_LINE bytes are kept, a longer one is
+    dropped as it streams by (an empty line, which the reader skips, keeps its place and the
+    line numbers after it) and noted in ``f.long_lines``; more than MAX_SPANS bytes kept -> none
+    are (``f.error``)."""
+    out: list[bytes] | None = []
+    kept = 0
+    line: list[bytes] | None = []  # the current line's pieces, None once it is over MAX_LINE
+    line_len = 0
+    long: list[tuple[int, int]] = []
+
+    def end_line(piece: bytes, newline: bool) -> None:
+        nonlocal kept, line, line_len
+        line_len += len(piece)
+        if line is not None and line_len <= MAX_LINE:
+            text = b"".join(line) + piece if line else piece
+        else:
+            long.append((kept, line_len))
+            text = b""
+        if newline:
+            text += b"\n"
+        if out is not None:
+            out.append(text)
+        kept += len(text)
+        line, line_len = [], 0
+
+    for block in blocks:
+        first = block.find(b"\n")
+        if first < 0:
+            line_len += len(block)
+            if line is not None:
+                if line_len <= MAX_LINE:
+                    line.append(block)
+                else:
+                    line = None  # over the bound: not held
+            continue
+        end_line(block[:first], True)
+        last = block.rfind(b"\n")
+        if last > first:  # whole lines inside one block: each shorter than MAX_LINE
+            middle = block[first + 1:last + 1]
+            if out is not None:
+                out.append(middle)
+            kept += len(middle)
+        line, line_len = [block[last + 1:]], len(block) - last - 1
+        if out is not None and kept > MAX_SPANS:
+            out = None
+    if line_len or (line is None):
+        end_line(b"", False)
+    if out is not None and kept > MAX_SPANS:
+        out = None
+    f.long_lines = long or None
+    if out is None:
+        f.error = (K.TOO_LARGE, f"spans.jsonl holds {kept:,} bytes of lines (of {{size:,}} bytes), over the "
+                                f"{MAX_SPANS // (1 << 20)} MiB a run's spans may take; not read")
+        f.long_lines = None
+    else:
+        f.data = b"".join(out)
 
 
 def _walk(folder: str, prefix: str, root_real: str, listing: RunListing, depth: int) -> None:
@@ -186,6 +304,8 @@ def _walk(folder: str, prefix: str, root_real: str, listing: RunListing, depth: 
         return
     with it:
         entries = sorted(it, key=_NAME)
+    if not entries and depth > 0:
+        listing.problems.append((prefix.rstrip("/"), K.UNEXPECTED_ENTRY, "empty folder inside a run folder; nothing to read"))
     for entry in entries:
         rel = prefix + entry.name
         if not name_ok(entry.name):
@@ -207,7 +327,9 @@ def _list_entry(entry: os.DirEntry, path: str, rel: str, root_real: str, listing
         listing.files[rel] = FileEntry(rel, error=(K.UNREADABLE, f"cannot stat: {exc.strerror or exc}"))
         return
     if stat_mod.S_ISDIR(st.st_mode):
-        if is_link or depth >= MAX_DEPTH:
+        if depth == 0 and rel in RUN_FILES:
+            listing.files[rel] = FileEntry(rel, error=(K.UNREADABLE, "a folder, not a file; not read"))
+        elif is_link or depth >= MAX_DEPTH:
             listing.problems.append((rel, K.UNEXPECTED_ENTRY,
                                      "symlinked or deeply nested folder inside a run folder; not read"))
         else:
@@ -223,16 +345,29 @@ def read_files(root: str, listing: RunListing) -> None:
     """Read the bytes of every listed file and hash them (errors recorded on the entry)."""
     base = os.path.join(root, listing.name)
     for f in listing.files.values():
-        if f.error is not None or f.data is not None:
+        if f.error is not None or f.sha256 is not None:  # (a large file read already has no data)
             continue
-        try:
-            with open(os.path.join(base, f.rel), "rb") as fh:
-                f.data = fh.read()
-        except OSError as exc:
-            f.error = (K.UNREADABLE, f"cannot read: {exc.strerror or exc}")
-            continue
-        f.sha256 = hashlib.sha256(f.data).hexdigest()
-        f.size = len(f.data)
+        read_entry(os.path.join(base, f.rel), f)
+
+
+def read_entry(path: str, f: FileEntry) -> None:
+    """Read the file at ``path`` into ``f`` as the listing's files are read (memory bounds and
+    all); an error is recorded on ``f``. A FIFO, device or socket is never opened for reading."""
+    try:
+        fd, st = open_regular(path)
+    except NotRegularFile:
+        f.error = (K.UNREADABLE, "not a regular file; not read")
+        return
+    except OSError as exc:
+        f.error = (K.UNREADABLE, f"cannot read: {exc.strerror or exc}")
+        return
+    try:
+        _read_fd(fd, f, st.st_size)
+    except OSError as exc:
+        f.data = None
+        f.error = (K.UNREADABLE, f"cannot read: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
 
 
 def classify_root(root: str):

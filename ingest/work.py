@@ -38,6 +38,7 @@ class ChunkResult:
     touched_files: list[tuple] = field(default_factory=list)      # parse.FILE_FIELDS
     rejected_issues: list[tuple] = field(default_factory=list)    # parse.ISSUE_FIELDS
     rows: int = 0
+    nbytes: int = 0  # of the IPC streams: the main process cuts batches by it too (load.BATCH_BYTES)
     # shared-memory transport (ingest/shm.py): where the worker wrote the streams in its slot
     # (``tables`` is then empty), or why it could not; in the main process, the slot ``tables``
     # refers to until the writer thread gives it back
@@ -126,6 +127,7 @@ def process_chunk(root: str, root_real: str, ingest_id: int, items: list, rehash
     # byte string next to nothing, and reading the stream back is zero-copy.
     res.tables = {t: _to_ipc(rows.arrow(t)) for t in RUN_TABLES if rows.rows.get(t)}
     res.rows = rows.count()
+    res.nbytes = sum(b.size for b in res.tables.values())
     return res
 
 

@@ -28,6 +28,7 @@ from groundwork.core.jsontext import loads, needs_exact, vstr  # json.loads resu
 from groundwork.core.canonical import CanonicalisationError, canonical_bytes, project_fairsharing, sha256_hex
 from groundwork.core.errors import ConfigError
 from groundwork.core.pyrepr import pyrepr, pystr
+from groundwork.core.regular import read_regular
 
 REQUIRED_KEYS = ("snapshot_refs", "path", "id_field", "sha256")
 
@@ -109,7 +110,7 @@ def read_config(path: str | Path) -> tuple[str, list]:
     """Read a sources.yaml (YAML safe load) and return its hash and its ``sources`` list."""
     shown = str(path)
     try:
-        raw = Path(path).read_bytes()
+        raw = read_regular(path)  # a FIFO or device is refused, never waited on
         doc = yaml.safe_load(raw)
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read {shown}: {_one_line(exc)}") from None
@@ -181,7 +182,7 @@ def pyrepr_safe(value) -> str:
 def read_pinned(entry: SourceEntry) -> bytes:
     """Return the data file's bytes after checking them against the pin (docs/rules.md#source-copies)."""
     try:
-        data = entry.file.read_bytes()
+        data = read_regular(entry.file)  # a FIFO or device is refused, never waited on
     except OSError as exc:
         raise ConfigError(f"source file {entry.file}: {exc}") from None
     actual = hashlib.sha256(data).hexdigest()

@@ -69,7 +69,7 @@ COMMENT ON COLUMN ingest_issues.ingest_id IS 'The ingest that recorded the issue
 COMMENT ON COLUMN ingest_issues.invocation_id IS 'Run folder the issue belongs to (NULL for archive-level issues).';
 COMMENT ON COLUMN ingest_issues.path IS 'File or folder path, relative to the archive root.';
 COMMENT ON COLUMN ingest_issues.line IS '1-based line number inside the file, NULL when the issue concerns the whole file.';
-COMMENT ON COLUMN ingest_issues.kind IS 'Machine-readable issue kind: missing-file, empty-file, truncated, malformed-json, non-utf8, bom, missing-key, wrong-type, bad-time, naive-time, name-mismatch, duplicate-invocation-id, cycle, unreadable, symlink-outside, line-too-long, lone-surrogate, unexpected-entry, bad-name, internal-error.';
+COMMENT ON COLUMN ingest_issues.kind IS 'Machine-readable issue kind: missing-file, empty-file, truncated, malformed-json, non-utf8, bom, missing-key, wrong-type, bad-time, naive-time, name-mismatch, duplicate-invocation-id, cycle, unreadable, symlink-outside, line-too-long, lone-surrogate, unexpected-entry, bad-name, internal-error, too-large, unstorable (docs/rules.md#too-large-runs).';
 COMMENT ON COLUMN ingest_issues.message IS 'Human-readable explanation.';
 COMMENT ON COLUMN ingest_issues.effect IS 'What the issue did to the run: rejected (folder not loaded, no runs row), unlintable (the workbench linter would crash or hang), unverifiable (its source check would crash), unlintable+unverifiable, none (recorded; the run is checked normally).';
 
