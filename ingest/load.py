@@ -809,9 +809,9 @@ def _dir_watermark(root: str) -> int | None:
 # scan (maybe still being written: the workbench writes a run's files one after the other, its
 # index line in between, docs/rules.md#run-folder), lacking a file (incomplete, maybe an empty
 # folder listed just after it was made), or parsed by another parser version
-_RECHECK_SQL = f"""
+_RECHECK_SQL = """
 SELECT DISTINCT invocation_id FROM run_files WHERE mtime_ns >= $since
-UNION SELECT invocation_id FROM ingest_issues WHERE kind = '{K.MISSING_FILE}' AND invocation_id IS NOT NULL
+UNION SELECT invocation_id FROM ingest_issues WHERE kind = $missing_file AND invocation_id IS NOT NULL
 UNION SELECT invocation_id FROM runs WHERE parser_version IS DISTINCT FROM $parser
 """
 
@@ -819,9 +819,9 @@ UNION SELECT invocation_id FROM runs WHERE parser_version IS DISTINCT FROM $pars
 def _quick_plan(loader: _Loader, listing, result: IngestResult):
     """Fill ``_gw_dir`` (on ``listing``) with only the run folders a quick scan must look at, and
     ``_gw_looked`` (on the loader's cursor) with those and the runs whose folder is gone: finish
-    decides the missing flag of these only (``_QUICK_MISSING_SQL``); returns (folders to look at, schemas present,
-    runs/ watermark, the index's ``_IndexLoad``), or None when there is no watermark (the full
-    scan then).
+    decides the missing flag of these only (``_QUICK_MISSING_SQL``). Returns (folders to look
+    at, schemas present, runs/ watermark, the index's ``_IndexLoad``), or None when there is no
+    watermark (the full scan then).
 
     The watermark is the last finished quick or full scan of this archive: runs/'s mtime then
     (``ingests.dir_mtime_ns``) and its start. When runs/ has another mtime now, a folder was
@@ -841,7 +841,7 @@ def _quick_plan(loader: _Loader, listing, result: IngestResult):
         return None
     prev_mtime, prev_start = prev[0]
     dir_mtime = _dir_watermark(loader.root)
-    params = {"since": prev_start - SETTLE_NS, "parser": PARSER_VERSION}
+    params = {"since": prev_start - SETTLE_NS, "parser": PARSER_VERSION, "missing_file": K.MISSING_FILE}
     relist = dir_mtime is None or prev_mtime is None or dir_mtime != prev_mtime
     if relist:
         _, index_present, schemas_present = _list_root(loader, listing, result)
@@ -1038,13 +1038,15 @@ class _IndexLoad:
         looked at once more)."""
         if not self.offset or self.stat is None:
             return []
+        ids: set[str] = set()
         try:
             with open(self.path, "rb") as fh:
                 fh.seek(self.offset)
-                data = fh.read()
+                for raw in _lines(fh):
+                    ids.update(m.decode("ascii") for m in _ID_MEMBER.findall(raw))
         except OSError:
             return []
-        return sorted({m.decode("ascii") for m in _ID_MEMBER.findall(data)})
+        return sorted(ids)
 
     def update(self, block: bytes) -> None:
         """Account for a block read (``_lines``): where the file was read up to, its lines, its tail."""
@@ -1083,7 +1085,7 @@ class _IndexLoad:
 _ID_MEMBER = re.compile(rb'"invocation_id":"([0-9A-Za-z._-]{1,200})"')
 
 
-def _lines(fh, seen: "_IndexLoad"):
+def _lines(fh, seen: "_IndexLoad | None" = None):
     """Yield the raw lines of a binary file (split on b"\\n", as line iteration does), telling
     ``seen`` every block read."""
     rest = b""
@@ -1091,7 +1093,8 @@ def _lines(fh, seen: "_IndexLoad"):
         block = fh.read(1 << 20)
         if not block:
             break
-        seen.update(block)
+        if seen is not None:
+            seen.update(block)
         parts = (rest + block).split(b"\n")
         rest = parts.pop()
         yield from parts
