@@ -178,6 +178,27 @@ def test_a_run_listed_while_being_written_is_read_again_once_complete(archive, t
     assert snapshot(con) == fresh_snapshot(archive)
 
 
+def test_a_run_listed_before_its_last_file_is_read_again_by_the_next_quick_scan(archive, two_archives):
+    """A run loaded while its sources.txt (the last file, whose absence is no issue) was still
+    being written: its files are younger than the scan, so the next quick scan reads it again."""
+    con, _ = ingest(archive, full_scan=False)
+    src = two_archives[1]
+    name = run_names(src)[1]
+    assert (src / name / "sources.txt").exists()
+    shutil.copytree(src / name, archive / name, ignore=shutil.ignore_patterns("sources.txt"))
+    for f in (archive / name).iterdir():
+        os.utime(f)  # written now
+    with open(archive / "invocations.jsonl", "ab") as fh:
+        fh.write(next(ln for ln in (src / "invocations.jsonl").read_bytes().splitlines(keepends=True)
+                      if json.loads(ln)["invocation_id"] == name))
+    _, first = ingest(archive, con, full_scan=False)
+    assert first.runs_loaded == 1 and not any(kind == "missing-file" for kind, *_ in issues(con, name))
+    shutil.copy(src / name / "sources.txt", archive / name / "sources.txt")
+    _, second = ingest(archive, con, full_scan=False)
+    assert (second.scan, second.runs_loaded, second.changed_runs) == ("quick", 1, [name])
+    assert snapshot(con) == fresh_snapshot(archive)
+
+
 def test_an_index_line_whose_folder_is_missing_is_indexed_as_by_a_fresh_ingest(archive, two_archives):
     con, _ = ingest(archive, full_scan=False)
     with open(archive / "invocations.jsonl", "ab") as fh:
