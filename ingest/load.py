@@ -22,6 +22,7 @@ import hashlib
 import itertools
 import os
 import queue
+import re
 import sys
 import threading
 import time
@@ -48,7 +49,8 @@ from groundwork.ingest import issues as K
 from groundwork.ingest.issues import Issues
 from groundwork.core.jsontext import decode_utf8, dumps_doc, loads, vstr
 from groundwork.ingest.parse import (ENVELOPE, FILE_FIELDS, GROUNDING, ISSUE_FIELDS, REQUEST, SOURCES, SPANS as SPANS_FILE,
-                                     issue_row, issue_rows, parse_run, stand_in_run)
+                                     PARSER_VERSION, issue_row, issue_rows, parse_run,
+                                     stand_in_run)
 from groundwork.ingest.scan import (INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name, inside,
                                     read_entry)
 from groundwork.ingest.runs_folder import check_runs_dir
@@ -83,6 +85,8 @@ class IngestResult:
     issues_new: int = 0
     issues_by_kind: dict[str, int] = field(default_factory=dict)
     elapsed: float = 0.0
+    scan: str = "full"  # or "quick" (ingests.scan)
+    changed_runs: list[str] = field(default_factory=list)  # loaded (new or replaced), gone missing or back, sorted
 
     @property
     def issues_total(self) -> int:
@@ -197,6 +201,8 @@ class _Borrowed:
 
 
 SMALL = 200  # archives with fewer run folders are parsed in the calling process
+QUICK_INLINE = 2000  # and quick scans reading fewer (1,000 runs: ~0.6 s of CPU inline, ~0.5 s more
+                     # to start the parser processes, for about the same wall time on 2 cores)
 
 
 def _small(runs_dir) -> bool:
@@ -451,6 +457,43 @@ def _largest_value(rows: dict[str, pa.Table]) -> tuple[str, str, int]:
     return best
 
 
+# runs whose folder is gone (or no longer loadable) are kept, marked missing; returns the runs flipped
+_MISSING_SQL = (
+    # only the rows that change are touched (an UPDATE ... FROM a join of every run held them all)
+    "UPDATE runs SET missing = true WHERE missing IS DISTINCT FROM true "
+    "AND NOT EXISTS (SELECT 1 FROM _gw_seen s WHERE s.invocation_id = runs.invocation_id) RETURNING invocation_id",
+    "UPDATE runs SET missing = false WHERE missing IS DISTINCT FROM false "
+    "AND EXISTS (SELECT 1 FROM _gw_seen s WHERE s.invocation_id = runs.invocation_id) RETURNING invocation_id",
+)
+_DUPLICATES_SQL = """
+WITH present AS (SELECT invocation_id, run_path, envelope_invocation_id FROM runs
+                 WHERE NOT missing AND envelope_invocation_id IS NOT NULL),
+     -- two folders claim one id only if one of them has an envelope id not its
+     -- name: the ids claimed by such folders are the only candidates (memory
+     -- follows their number, not the archive's)
+     odd AS (SELECT DISTINCT envelope_invocation_id AS claimed FROM present
+             WHERE envelope_invocation_id <> invocation_id),
+     claims AS (SELECT envelope_invocation_id AS claimed, invocation_id FROM present
+                WHERE envelope_invocation_id IN (SELECT claimed FROM odd)
+                UNION SELECT invocation_id AS claimed, invocation_id FROM present
+                WHERE invocation_id IN (SELECT claimed FROM odd))
+SELECT p.invocation_id, p.run_path || '/envelope.json',
+       'invocation_id ' || p.envelope_invocation_id || ' is also claimed by folder(s) ' ||
+       string_agg(c.invocation_id, ', ' ORDER BY c.invocation_id)
+FROM present p JOIN claims c ON c.claimed = p.envelope_invocation_id AND c.invocation_id <> p.invocation_id
+WHERE p.envelope_invocation_id IN (SELECT claimed FROM odd)
+GROUP BY p.invocation_id, p.run_path, p.envelope_invocation_id
+"""
+# the same for a quick scan: the runs it looked at and those no longer listed (_gw_looked) only
+_QUICK_MISSING_SQL = ("""
+UPDATE runs SET missing = NOT missing WHERE invocation_id IN (
+    SELECT l.invocation_id FROM (SELECT DISTINCT invocation_id FROM _gw_looked) l JOIN runs r USING (invocation_id)
+    WHERE r.missing IS DISTINCT FROM (l.invocation_id NOT IN (SELECT invocation_id FROM _gw_seen)))
+RETURNING invocation_id
+""",)
+_KEPT_DUPLICATES_SQL = "SELECT invocation_id, path, message FROM ingest_issues WHERE kind = $kind AND invocation_id IS NOT NULL"
+
+
 class _Loader:
     def __init__(self, con: duckdb.DuckDBPyConnection, root: Path, progress, workers, rehash, batch_runs):
         self.con = cursor(con)      # everything written (the writer thread, then the main thread)
@@ -556,32 +599,15 @@ class _Loader:
         archive_rows += [issue_row(self.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in self.index_issues]
         archive_rows += self.rejected_issues
         with _transaction(con, "finish"):
-            # runs whose folder is gone (or no longer loadable) are kept, marked missing; only the
-            # rows that change are touched (an UPDATE ... FROM a join of every run held them all)
-            con.execute("UPDATE runs SET missing = true WHERE missing IS DISTINCT FROM true "
-                        "AND NOT EXISTS (SELECT 1 FROM _gw_seen s WHERE s.invocation_id = runs.invocation_id)")
-            con.execute("UPDATE runs SET missing = false WHERE missing IS DISTINCT FROM false "
-                        "AND EXISTS (SELECT 1 FROM _gw_seen s WHERE s.invocation_id = runs.invocation_id)")
-            # duplicate invocation ids among the runs on disk (computed over the whole warehouse)
-            archive_rows += [issue_row(self.ingest_id, inv, path, None, K.DUPLICATE_ID, msg, K.NONE) for inv, path, msg in con.execute("""
-                WITH present AS (SELECT invocation_id, run_path, envelope_invocation_id FROM runs
-                                 WHERE NOT missing AND envelope_invocation_id IS NOT NULL),
-                     -- two folders claim one id only if one of them has an envelope id not its
-                     -- name: the ids claimed by such folders are the only candidates (memory
-                     -- follows their number, not the archive's)
-                     odd AS (SELECT DISTINCT envelope_invocation_id AS claimed FROM present
-                             WHERE envelope_invocation_id <> invocation_id),
-                     claims AS (SELECT envelope_invocation_id AS claimed, invocation_id FROM present
-                                WHERE envelope_invocation_id IN (SELECT claimed FROM odd)
-                                UNION SELECT invocation_id AS claimed, invocation_id FROM present
-                                WHERE invocation_id IN (SELECT claimed FROM odd))
-                SELECT p.invocation_id, p.run_path || '/envelope.json',
-                       'invocation_id ' || p.envelope_invocation_id || ' is also claimed by folder(s) ' ||
-                       string_agg(c.invocation_id, ', ' ORDER BY c.invocation_id)
-                FROM present p JOIN claims c ON c.claimed = p.envelope_invocation_id AND c.invocation_id <> p.invocation_id
-                WHERE p.envelope_invocation_id IN (SELECT claimed FROM odd)
-                GROUP BY p.invocation_id, p.run_path, p.envelope_invocation_id
-            """).fetchall()]
+            # runs whose folder is gone (or no longer loadable) are kept, marked missing (a quick
+            # scan: among the runs it looked at and those no longer listed, _quick_plan)
+            missing_sql = getattr(self, "missing_sql", _MISSING_SQL)
+            self.flipped = [i for sql in missing_sql or () for (i,) in con.execute(sql).fetchall()]
+            # duplicate invocation ids among the runs on disk (computed over the whole warehouse;
+            # a quick scan that changed no run keeps the last ones: the same runs, the same ids)
+            same = getattr(self, "quick", False) and not self.flipped and not result.runs_loaded
+            archive_rows += [issue_row(self.ingest_id, inv, path, None, K.DUPLICATE_ID, msg, K.NONE) for inv, path, msg in (
+                con.execute(_KEPT_DUPLICATES_SQL, {"kind": K.DUPLICATE_ID}) if same else con.execute(_DUPLICATES_SQL)).fetchall()]
             self._replace_derived_issues(archive_rows, result)
             if self.index_missing:
                 con.execute("DELETE FROM invocation_index")
@@ -691,8 +717,15 @@ def _chunks(it, size):
 
 
 def ingest_archive(con: duckdb.DuckDBPyConnection, runs_dir, *, progress=None, workers: int | None = None,
-                   rehash: bool = False, batch_runs: int = BATCH_RUNS, parsers: _Pool | None = None) -> IngestResult:
+                   rehash: bool = False, batch_runs: int = BATCH_RUNS, parsers: _Pool | None = None,
+                   full_scan: bool = True) -> IngestResult:
     """Ingest every run folder of ``runs_dir`` (the store's ``runs/`` folder) into the warehouse.
+
+    ``full_scan`` (the default here; `groundwork ingest` and the nightly pass False unless asked)
+    lists every run folder and compares its files' size and mtime (then content hash) with the
+    warehouse's. ``full_scan=False`` is the quick scan (``_quick_plan``): only what is new since the
+    last finished ingest is looked at, so a run folder edited in place is not noticed; it falls
+    back to a full scan when the warehouse holds no finished scan of ``runs_dir``.
 
     ``progress(done, total)`` is called as runs are processed (``total`` is given once, first).
     ``workers`` = parser processes (0 = parse in this process; default min(4, CPUs), or the
@@ -702,7 +735,7 @@ def ingest_archive(con: duckdb.DuckDBPyConnection, runs_dir, *, progress=None, w
     root = check_runs_dir(runs_dir)
     t0 = time.monotonic()
     with _ingest_settings(con):
-        return _ingest(con, root, t0, progress, workers, rehash, batch_runs, parsers)
+        return _ingest(con, root, t0, progress, workers, rehash, batch_runs, parsers, full_scan)
 
 
 MEMORY_LIMIT = "128MB"  # DuckDB's buffer during an ingest: it caches what it writes, so without a
@@ -762,23 +795,33 @@ def _chunk_size(total: int, workers: int) -> int:
     return max(8, min(CHUNK, total // (max(workers, 1) * 16)))
 
 
-def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, parsers) -> IngestResult:
+def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, parsers, full_scan=True) -> IngestResult:
     if parsers is not None:
         workers = parsers.workers
     loader = _Loader(con, root, progress, _default_workers() if workers is None else workers, rehash, batch_runs)
     loader.t0 = t0
+    loader.full_scan = full_scan or rehash
     ingest_id = loader.start()
     result = IngestResult(ingest_id, loader.root_real)
     listing = cursor(con)
     slots = None
     try:
-        total, index_present, schemas_present = _list_root(loader, listing, result)
+        plan = None if loader.full_scan else _quick_plan(loader, listing, result)
+        if plan is None:
+            dir_mtime = _dir_watermark(loader.root)
+            total, index_present, schemas_present = _list_root(loader, listing, result)
+            index = _IndexLoad.begin(loader, index_present)
+        else:
+            total, schemas_present, dir_mtime, index = plan
+            result.scan = "quick"
+        loader.con.execute("UPDATE ingests SET scan = ?, dir_mtime_ns = ? WHERE ingest_id = ?",
+                           [result.scan, dir_mtime, ingest_id])  # trusted by the next ingest once this one finishes
         loader.total = total
         if progress is not None:
             progress(0, total)
-        index = _IndexLoad.begin(loader, index_present)
         tasks = _tasks(loader, listing, index, result, _chunk_size(total, loader.workers))
-        with _Borrowed(parsers) if parsers is not None else _Pool(0 if total < SMALL else loader.workers) as pool:
+        inline = total < (QUICK_INLINE if result.scan == "quick" else SMALL)
+        with _Borrowed(parsers) if parsers is not None else _Pool(0 if inline else loader.workers) as pool:
             slots = _open_slots(pool, loader, result)
             for fn, args in tasks:
                 for res in pool.submit(fn, *args):
@@ -791,6 +834,9 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
             index.commit()
         schema_state = _load_schemas(loader, schemas_present)
         loader.finish(result, schema_state)
+        result.changed_runs = sorted(
+            {i for (i,) in loader.con.execute("SELECT invocation_id FROM runs WHERE ingest_id = ?", [ingest_id]).fetchall()}
+            | set(loader.flipped))
         _checkpoint(loader.con)
     finally:
         if loader.writer is not None:  # an error above: stop the writer before leaving
@@ -901,6 +947,126 @@ def _list_root(loader: _Loader, listing, result: IngestResult) -> tuple[int, boo
     return total, index_present, schemas_present
 
 
+SETTLE_NS = 10 * 10**9   # a run whose newest file is at most this older than an ingest's start is listed again
+                         # by the next quick scan (its files may have been listed while being written)
+RACY_NS = 2 * 10**9      # runs/ modified this close to its listing: its mtime is no watermark (the same
+                         # timestamp could hide an entry added just after the listing)
+
+
+def _dir_watermark(root: str) -> int | None:
+    """The mtime of runs/ to record before listing it, or None when too recent to be trusted."""
+    try:
+        mtime = os.stat(root).st_mtime_ns
+    except OSError:
+        return None
+    return mtime if time.time_ns() - mtime > RACY_NS else None
+
+
+# runs to list again at a quick scan (besides new folder names): written shortly before the last
+# scan (maybe still being written: the workbench writes a run's files one after the other, its
+# index line in between, docs/rules.md#run-folder), lacking a file (incomplete, maybe an empty
+# folder listed just after it was made), or parsed by another parser version
+_RECHECK_SQL = """
+SELECT DISTINCT invocation_id FROM run_files WHERE mtime_ns >= $since
+UNION SELECT invocation_id FROM ingest_issues WHERE kind = $missing_file AND invocation_id IS NOT NULL
+UNION SELECT invocation_id FROM runs WHERE parser_version IS DISTINCT FROM $parser
+"""
+
+
+def _quick_plan(loader: _Loader, listing, result: IngestResult):
+    """Fill ``_gw_dir`` (on ``listing``) with only the run folders a quick scan must look at, and
+    ``_gw_looked`` (on the loader's cursor) with those and the runs whose folder is gone: finish
+    decides the missing flag of these only (``_QUICK_MISSING_SQL``). Returns (folders to look
+    at, schemas present, runs/ watermark, the index's ``_IndexLoad``), or None when there is no
+    watermark (the full scan then).
+
+    The watermark is the last finished quick or full scan of this archive: runs/'s mtime then
+    (``ingests.dir_mtime_ns``) and its start. When runs/ has another mtime now, a folder was
+    added, removed or renamed: the root is listed (names only, no folder opened) and the names
+    not among the warehouse's present runs are looked at, the present runs not listed are gone
+    (marked missing by ``finish``). When it has the same mtime, nothing is listed, and the
+    root's issues and those of rejected folders are kept. Either way, the runs ``_RECHECK_SQL``
+    names are looked at too, and those named by the lines appended to the index since (the
+    workbench appends a run's line after its envelope.json and request.json, before its other
+    files: a folder listed before its line may have been incomplete); every other run is kept
+    unread (an in-place edit is the full scan's to find)."""
+    con = loader.con
+    prev = con.execute(
+        "SELECT dir_mtime_ns, epoch_ns(started_at) FROM ingests WHERE runs_dir = ? AND finished_at IS NOT NULL "
+        "AND scan IN ('quick', 'full') ORDER BY ingest_id DESC LIMIT 1", [loader.root_real]).fetchall()
+    if not prev:
+        return None
+    prev_mtime, prev_start = prev[0]
+    dir_mtime = _dir_watermark(loader.root)
+    params = {"since": prev_start - SETTLE_NS, "parser": PARSER_VERSION, "missing_file": K.MISSING_FILE}
+    relist = dir_mtime is None or prev_mtime is None or dir_mtime != prev_mtime
+    if relist:
+        _, index_present, schemas_present = _list_root(loader, listing, result)
+    else:
+        index_present = _is_file_entry(os.path.join(loader.root, INDEX_FILE))
+        schemas_present = os.path.isdir(os.path.join(loader.root, SCHEMAS_DIR))
+    index = _IndexLoad.begin(loader, index_present)
+    listing.execute("CREATE OR REPLACE TEMP TABLE _gw_named (invocation_id VARCHAR)")
+    named = index.appended_ids() if index is not None else []
+    if named:
+        _with_table(listing, "_gw_named_batch", pa.table({"invocation_id": pa.array(named, pa.string())}),
+                    lambda: listing.execute("INSERT INTO _gw_named SELECT invocation_id FROM _gw_named_batch"))
+    recheck = f"{_RECHECK_SQL} UNION SELECT invocation_id FROM _gw_named"
+    if relist:
+        listing.execute(f"""
+            CREATE OR REPLACE TEMP TABLE _gw_cand AS SELECT d.seq, d.name, d.link FROM _gw_dir d
+            LEFT JOIN runs r ON r.invocation_id = d.name
+            WHERE r.invocation_id IS NULL OR r.missing OR d.name IN ({recheck})""", params)
+        gone = listing.sql("SELECT invocation_id FROM runs WHERE NOT missing "
+                           "AND invocation_id NOT IN (SELECT name FROM _gw_dir)").to_arrow_table()
+        listing.execute("CREATE OR REPLACE TEMP TABLE _gw_dir AS "
+                        "SELECT row_number() OVER (ORDER BY seq) AS seq, name, link FROM _gw_cand")
+        listing.execute("DROP TABLE _gw_cand")
+    else:
+        # the named runs the warehouse holds as present (no folder was added or removed since)
+        listing.execute(f"CREATE OR REPLACE TEMP TABLE _gw_dir AS SELECT row_number() OVER (ORDER BY invocation_id) AS seq, "
+                        f"invocation_id AS name, true AS link FROM ({recheck}) "
+                        f"WHERE invocation_id IN (SELECT invocation_id FROM runs WHERE NOT missing)", params)
+        gone = pa.table({"invocation_id": pa.array([], pa.string())})
+        _keep_root_issues(loader, result)
+    # the runs whose missing flag this ingest decides: those looked at and those gone (finish)
+    looked = pa.concat_tables([listing.sql("SELECT name AS invocation_id FROM _gw_dir").to_arrow_table(), gone])
+    con.execute("CREATE OR REPLACE TEMP TABLE _gw_looked (invocation_id VARCHAR)")
+    _with_table(con, "_gw_looked_batch", looked, lambda: con.execute("INSERT INTO _gw_looked SELECT invocation_id FROM _gw_looked_batch"))
+    loader.quick, loader.missing_sql = True, _QUICK_MISSING_SQL if looked.num_rows else None
+    kept = listing.execute("SELECT (SELECT count(*) FROM runs WHERE NOT missing) - "
+                           "(SELECT count(*) FROM _gw_dir d JOIN runs r ON r.invocation_id = d.name WHERE NOT r.missing)"
+                           ).fetchall()[0][0] - gone.num_rows
+    result.folders_seen += kept
+    result.runs_unchanged += kept
+    listing.execute("DROP TABLE _gw_named")
+    total = listing.execute("SELECT count(*) FROM _gw_dir").fetchall()[0][0]
+    return total, schemas_present, dir_mtime, index
+
+
+def _is_file_entry(path: str) -> bool:
+    """As classify_root tells the index: an entry that is not a folder."""
+    return os.path.lexists(path) and not os.path.isdir(path)
+
+
+def _keep_root_issues(loader: _Loader, result: IngestResult) -> None:
+    """A quick scan that does not list the root keeps the issues its listing gave (unexpected
+    entries, folders with undecodable names) and those of the run folders it rejected, as they
+    stand (``finish`` rewrites the root's issues from what this ingest found)."""
+    rows = loader.con.execute("""
+        SELECT invocation_id, path, line, kind, message, effect FROM ingest_issues
+        WHERE (invocation_id IS NULL AND kind IN ($unexpected, $bad_name) AND path <> $index AND path NOT LIKE 'schemas/%')
+           OR (invocation_id IS NOT NULL AND effect = $rejected)
+        ORDER BY invocation_id NULLS FIRST, path, line, kind, message""",
+        {"unexpected": K.UNEXPECTED_ENTRY, "bad_name": K.BAD_NAME, "index": INDEX_FILE, "rejected": K.REJECTED}).fetchall()
+    folders = {inv for inv, *_ in rows if inv is not None}
+    bad_names = sum(1 for inv, _, _, kind, _, effect in rows if inv is None and effect == K.REJECTED)
+    loader.rejected_issues.extend(issue_row(loader.ingest_id, inv, p, line, kind, msg, effect)
+                                  for inv, p, line, kind, msg, effect in rows)
+    result.folders_seen += len(folders) + bad_names
+    result.runs_rejected += len(folders) + bad_names
+
+
 def _tasks(loader: _Loader, listing, index: "_IndexLoad | None", result: IngestResult, chunk_size: int):
     """(function, arguments) of every worker task: the index's lines first (parsed alongside the
     run folders), then the run folders in listing order with what the warehouse holds of each."""
@@ -928,42 +1094,44 @@ class _IndexLoad:
     fingerprint and issues in one transaction (a kill before it leaves the old index intact).
 
     The store appends a line per invocation, so the file usually differs from the loaded one only
-    by new lines at its end: when the loaded bytes are still its unchanged prefix (same SHA-256,
-    ending with a newline), only the new lines are parsed and added, and the rows and issues of
-    the others stay; the result is the same as parsing the whole file again.
+    by new lines at its end. archive_files remembers where it was read up to (``size``, ending
+    with a newline), how many lines that was, and a hash of the last TAIL bytes before it: when
+    the file is longer and still holds those bytes there, only the new lines are parsed and
+    added, and the rows and issues of the others stay (the result is the same as parsing the
+    whole file again); the prefix is not read again. Otherwise (shorter, a different tail, or
+    --rehash) the file is read whole.
     """
+
+    TAIL = 4096  # bytes before the read-up-to offset that must be unchanged to append
 
     def __init__(self, loader: _Loader, path: str, stat):
         self.loader = loader
         self.path = path
         self.stat = stat
-        self.hash = hashlib.sha256()
         self.offset = 0       # bytes already loaded (the unchanged prefix), when appending
         self.first_line = 1   # line number of the first line to parse
+        self.end = 0          # bytes read up to, once read
+        self.lines = 0        # newlines in the first ``end`` bytes
+        self.tail = b""       # the last TAIL bytes before ``end``
 
-    def _resume(self, size: int, sha256: str) -> None:
+    def _resume(self, size: int, lines: int | None, tail_sha256: str | None) -> None:
         """Start after the loaded prefix when the file only grew by whole lines (or was only
-        touched: same bytes, nothing to parse)."""
-        if not (0 < size <= self.stat.st_size):
+        touched: same bytes, nothing to parse); reads TAIL bytes, not the prefix."""
+        if lines is None or tail_sha256 is None or not (0 < size <= self.stat.st_size):
             return
-        h, read, newlines, last = hashlib.sha256(), 0, 0, b""
+        start = max(0, size - self.TAIL)
         try:
             with open_regular_file(self.path) as fh:
-                while read < size:  # in blocks: the prefix is most of the file, never held whole
-                    block = fh.read(min(1 << 20, size - read))
-                    if not block:
-                        break
-                    h.update(block)
-                    read += len(block)
-                    newlines += block.count(b"\n")
-                    last = block[-1:]
+                fh.seek(start)
+                tail = fh.read(size - start)
         except OSError:
             return
-        if read != size or not (last == b"\n" or size == self.stat.st_size):
+        if len(tail) != size - start or not (tail.endswith(b"\n") or size == self.stat.st_size):
             return
-        if h.hexdigest() != sha256:
+        if hashlib.sha256(tail).hexdigest() != tail_sha256:
             return
-        self.hash, self.offset, self.first_line = h, size, newlines + 1
+        self.offset = self.end = size
+        self.first_line, self.lines, self.tail = lines + 1, lines, tail
 
     @classmethod
     def begin(cls, loader: _Loader, present: bool) -> "_IndexLoad | None":
@@ -990,7 +1158,7 @@ class _IndexLoad:
             loader.index_issues.append((INDEX_FILE, None, K.UNREADABLE, f"cannot read: {exc.strerror or exc}"))
             st = None
         load = cls(loader, path, st)
-        stored = loader.con.execute("SELECT size, sha256 FROM archive_files WHERE path = ?", [INDEX_FILE]).fetchall()
+        stored = loader.con.execute("SELECT size, lines, tail_sha256 FROM archive_files WHERE path = ?", [INDEX_FILE]).fetchall()
         if st is not None and stored and not loader.rehash:
             load._resume(*stored[0])
             if load.offset:
@@ -1012,7 +1180,7 @@ class _IndexLoad:
         try:
             with open_regular_file(self.path) as fh:
                 fh.seek(self.offset)
-                for line_no, raw in enumerate(_lines(fh, self.hash), self.first_line):
+                for line_no, raw in enumerate(_lines(fh, self), self.first_line):
                     if isinstance(raw, int):  # a line over MAX_LINE bytes, dropped as it streamed by
                         issues.append((INDEX_FILE, line_no, K.LINE_TOO_LONG,
                                        f"line is {raw:,} bytes, over {MAX_LINE // (1 << 20)} MiB; not loaded"))
@@ -1026,6 +1194,30 @@ class _IndexLoad:
             self.stat = None
         if buf:
             yield buf
+
+    def appended_ids(self) -> list[str]:
+        """The invocation ids in the lines after the loaded prefix (none when the file is read
+        whole): every ``"invocation_id":"..."`` member, a delegation's too (at worst a run is
+        looked at once more)."""
+        if not self.offset or self.stat is None:
+            return []
+        ids: set[str] = set()
+        try:
+            with open_regular_file(self.path) as fh:
+                fh.seek(self.offset)
+                for raw in _lines(fh):
+                    if isinstance(raw, int):  # a line over MAX_LINE bytes: not loaded, no run named
+                        continue
+                    ids.update(m.decode("ascii") for m in _ID_MEMBER.findall(raw))
+        except OSError:
+            return []
+        return sorted(ids)
+
+    def update(self, block: bytes) -> None:
+        """Account for a block read (``_lines``): where the file was read up to, its lines, its tail."""
+        self.end += len(block)
+        self.lines += block.count(b"\n")
+        self.tail = (self.tail + block)[-self.TAIL:] if len(block) < self.TAIL else block[-self.TAIL:]
 
     def commit(self) -> None:
         loader, con = self.loader, self.loader.con
@@ -1050,8 +1242,9 @@ class _IndexLoad:
                     {"from": self.first_line}).fetchall())
             con.execute("DELETE FROM archive_files WHERE path = ?", [INDEX_FILE])
             if self.stat is not None:
-                con.execute("INSERT INTO archive_files (path, size, mtime_ns, sha256) VALUES (?, ?, ?, ?)",
-                            [INDEX_FILE, self.stat.st_size, self.stat.st_mtime_ns, self.hash.hexdigest()])
+                con.execute("INSERT INTO archive_files (path, size, mtime_ns, sha256, lines, tail_sha256) "
+                            "VALUES (?, ?, ?, NULL, ?, ?)",
+                            [INDEX_FILE, self.end, self.stat.st_mtime_ns, self.lines, hashlib.sha256(self.tail).hexdigest()])
             con.execute("DELETE FROM ingest_issues WHERE invocation_id IS NULL AND path = ?", [INDEX_FILE])
             _insert(con, "ingest_issues", to_arrow("ingest_issues", [
                 issue_row(loader.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in loader.index_issues],
@@ -1059,16 +1252,21 @@ class _IndexLoad:
         con.execute("DROP TABLE IF EXISTS _gw_index_stage")
 
 
-def _lines(fh, h):
-    """Yield the raw lines of a binary file (split on b"\\n", as line iteration does), hashing it.
-    A line over MAX_LINE bytes is never held whole: its length (an int) is yielded instead."""
+_ID_MEMBER = re.compile(rb'"invocation_id":"([0-9A-Za-z._-]{1,200})"')
+
+
+def _lines(fh, seen: "_IndexLoad | None" = None):
+    """Yield the raw lines of a binary file (split on b"\\n", as line iteration does), telling
+    ``seen`` every block read. A line over MAX_LINE bytes is never held whole: its length (an
+    int) is yielded instead."""
     rest: list[bytes] | None = []  # the pieces of the current line, None once it is too long
     rest_len = 0
     while True:
         block = fh.read(1 << 20)
         if not block:
             break
-        h.update(block)
+        if seen is not None:
+            seen.update(block)
         first = block.find(b"\n")
         if first < 0:
             rest_len += len(block)

@@ -45,7 +45,7 @@ def check_runs_dir(runs_dir: str | os.PathLike) -> Path:
     if not root.is_dir():
         raise GroundworkError(f"{runs_dir} is not a directory (expected the run store's runs/ folder)")
     try:
-        os.listdir(root)
+        os.scandir(root).close()  # readable; not listed (a quick scan lists no more than it must)
     except OSError as exc:
         raise GroundworkError(f"cannot list {runs_dir}: {exc.strerror or exc}") from None
     if looks_like_store_root(root):

@@ -1,7 +1,10 @@
 """`groundwork ingest RUNS_DIR [--warehouse PATH]`: load a run archive into the warehouse.
 
 Incremental: unchanged runs are skipped, changed runs replaced whole, new runs added, runs
-whose folder disappeared kept and marked missing. Every problem found in the input is recorded
+whose folder disappeared kept and marked missing. By default a quick scan: only new run folders,
+new index lines and runs written shortly before the last ingest are read (no other folder is
+opened); `--full-scan` lists every run folder and compares every file (size, mtime, content
+hash), so it also finds a run edited in place. Every problem found in the input is recorded
 in `ingest_issues` and summarised on stderr.
 
 Exit 0: the archive loaded cleanly; 1: it has ingest issues (see the summary / the
@@ -10,6 +13,7 @@ Exit 0: the archive loaded cleanly; 1: it has ingest issues (see the summary / t
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 import time
@@ -84,17 +88,22 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output; only problems (for cron)."),
         rehash: bool = typer.Option(False, "--rehash", help="Compare content hashes even when size and mtime are unchanged."),
         workers: int = typer.Option(None, "--workers", help="Parser processes (default: up to 4, one per CPU)."),
+        full_scan: bool = typer.Option(False, "--full-scan", help="List every run folder and compare every file (finds runs edited in place); default: only what is new."),
     ) -> None:
         """Load (incrementally) every run folder of RUNS_DIR into the warehouse."""
         from groundwork.ingest import ingest_archive, parsers
         from groundwork.ingest.runs_folder import check_runs_dir
 
         check_runs_dir(runs_dir)  # before the warehouse: a job that cannot start creates nothing
-        with parsers(workers, runs_dir) as pool:  # the parser processes start while the warehouse opens
+        # The parser processes start while the warehouse opens, when many runs will be parsed
+        # (a quick scan starts them itself if it finds many).
+        early = full_scan or rehash or warehouse == ":memory:" or not os.path.exists(warehouse)
+        with parsers(workers if early else 0, runs_dir) as pool:
             con = connect(warehouse)
             progress = _Progress(quiet)
             try:
-                result = ingest_archive(con, runs_dir, progress=progress, rehash=rehash, parsers=pool)
+                result = ingest_archive(con, runs_dir, progress=progress, rehash=rehash, full_scan=full_scan,
+                                        parsers=pool if early else None, workers=workers)
             finally:
                 progress.close()
                 con.close()

@@ -1,6 +1,9 @@
 """`groundwork nightly`: the nightly compliance job (ingest, lint, verify, every report).
 
-    groundwork nightly RUNS_DIR [--warehouse PATH] [--sources FILE] [--out DIR]
+    groundwork nightly RUNS_DIR [--warehouse PATH] [--sources FILE] [--out DIR] [--full-scan] [--full-scan-every N]
+
+The ingest reads only what is new since the last nightly (a quick scan); every N-th nightly
+(default 7), or with --full-scan, it lists and compares every run folder.
 
 Exit 0: nothing new fails since the previous nightly; 1: new violations; 2: the job could not be
 done. Prints where the reports are.
@@ -48,6 +51,8 @@ def register(app: typer.Typer) -> None:
         warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="DuckDB warehouse file (created if missing)."),
         sources: Optional[str] = typer.Option(None, "--sources", help="sources.yaml for the source check (S1/S2); without it the source check is skipped."),
         out: str = typer.Option(DEFAULT_OUT, "--out", help="Report directory (never inside the archive)."),
+        full_scan: bool = typer.Option(False, "--full-scan", help="List every run folder and compare every file tonight (finds runs edited in place)."),
+        full_scan_every: Optional[int] = typer.Option(None, "--full-scan-every", min=0, help="A full scan every N nightlies, counted in the warehouse (default: 7); 0: only with --full-scan."),
     ) -> None:
         """Ingest what is new or changed, lint, verify, and render every report.
 
@@ -58,7 +63,8 @@ def register(app: typer.Typer) -> None:
 
         progress = _Progress() if sys.stderr.isatty() else None
         try:
-            result = run_nightly(runs_dir, warehouse=warehouse, sources=sources, out=out, progress=progress)
+            result = run_nightly(runs_dir, warehouse=warehouse, sources=sources, out=out, progress=progress,
+                                 full_scan=full_scan, full_scan_every=full_scan_every)
         finally:
             if progress is not None:
                 progress.close()

@@ -115,9 +115,32 @@ def _attr(obj, *names):
     return None
 
 
-def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress=None) -> NightlyResult:
+FULL_SCAN_EVERY = 7  # nightlies: the ingest lists and compares every run folder every 7th night
+
+
+def full_scan_due(con, runs_dir: Path, every: int) -> bool:
+    """Whether tonight's ingest is a full scan: ``every`` > 0 and ``every`` - 1 finished
+    nightlies of this archive have run since its last full scan (or there was none). The count
+    is read from the warehouse (nightlies, ingests.scan), so it survives between runs."""
+    if every <= 0:
+        return False
+    since, full = con.execute("""
+        WITH last AS (SELECT max(ingest_id) AS id FROM ingests
+                      WHERE runs_dir = $dir AND scan = 'full' AND finished_at IS NOT NULL)
+        SELECT count(n.nightly_id) FILTER (WHERE n.ingest_id > last.id), any_value(last.id) IS NOT NULL
+        FROM last LEFT JOIN nightlies n ON n.exit_status IN (0, 1) AND n.runs_dir = $dir""",
+        {"dir": str(runs_dir.resolve())}).fetchall()[0]
+    return not full or since >= every - 1
+
+
+def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress=None,
+                full_scan: bool = False, full_scan_every: int | None = None) -> NightlyResult:
     """Run the whole job, writing the reports to ``out``; raise GroundworkError when it cannot
-    be done (the nightly row then records exit status 2 and the reason)."""
+    be done (the nightly row then records exit status 2 and the reason).
+
+    The ingest is a quick scan (what is new since the last one), or a full scan of every run
+    folder with ``full_scan`` or when ``full_scan_due`` (every ``full_scan_every`` nightlies,
+    default FULL_SCAN_EVERY)."""
     runs_dir, out = Path(runs_dir), Path(out)
     sources = Path(sources) if sources is not None else None
     created: list[Path] = []  # folders made for this nightly: removed again when it cannot start
@@ -132,10 +155,12 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
         _remove_empty(created)
         raise
     started = time.time()
-    # The parser processes start while the warehouse opens (as in `groundwork ingest`), and stop
-    # once the ingest is done.
+    # The parser processes start while the warehouse opens (as in `groundwork ingest`) when many
+    # runs will be parsed, and stop once the ingest is done (a quick scan starts its own if it
+    # finds many new runs).
     parser_pool = contextlib.ExitStack()
-    pool = parser_pool.enter_context(parsers(None, runs_dir))
+    early = full_scan or str(warehouse) == ":memory:" or not Path(warehouse).exists()
+    pool = parser_pool.enter_context(parsers(None if early else 0, runs_dir))
     try:
         con = connect(warehouse)
     except BaseException:
@@ -148,7 +173,10 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
         try:
             t = time.perf_counter()
             with parser_pool:
-                ingest = ingest_archive(con, runs_dir, progress=progress, parsers=pool)
+                every = FULL_SCAN_EVERY if full_scan_every is None else full_scan_every
+                full = full_scan or full_scan_due(con, runs_dir, every)
+                ingest = ingest_archive(con, runs_dir, progress=progress, parsers=pool if early else None,
+                                        full_scan=full)
             seconds["ingest"] = time.perf_counter() - t
             t = time.perf_counter()
             lint = lint_warehouse(con, record=True)

@@ -12,3 +12,9 @@ ALTER TABLE IF EXISTS lints ADD COLUMN IF NOT EXISTS all_rules BOOLEAN;
 ALTER TABLE IF EXISTS lint_verdicts ADD COLUMN IF NOT EXISTS ingest_id INTEGER;
 ALTER TABLE IF EXISTS lint_verdicts ADD COLUMN IF NOT EXISTS reused_from INTEGER;
 ALTER TABLE IF EXISTS lint_verdicts ADD COLUMN IF NOT EXISTS context_key VARCHAR;
+
+-- Incremental ingest: the kind of scan and the runs/ watermark; where invocations.jsonl was read up to.
+ALTER TABLE IF EXISTS ingests ADD COLUMN IF NOT EXISTS scan VARCHAR;
+ALTER TABLE IF EXISTS ingests ADD COLUMN IF NOT EXISTS dir_mtime_ns BIGINT;
+ALTER TABLE IF EXISTS archive_files ADD COLUMN IF NOT EXISTS lines BIGINT;
+ALTER TABLE IF EXISTS archive_files ADD COLUMN IF NOT EXISTS tail_sha256 VARCHAR;

@@ -40,7 +40,9 @@ CREATE TABLE IF NOT EXISTS ingests (
     runs_rejected   INTEGER,
     runs_missing    INTEGER,
     issues          INTEGER,
-    tool_version    VARCHAR
+    tool_version    VARCHAR,
+    scan            VARCHAR,
+    dir_mtime_ns    BIGINT
 );
 COMMENT ON TABLE ingests IS 'One row per `groundwork ingest` (or nightly ingest step); counts reconcile: folders_seen = runs_loaded + runs_unchanged + runs_rejected.';
 COMMENT ON COLUMN ingests.ingest_id IS 'Sequential id of the ingest.';
@@ -54,6 +56,8 @@ COMMENT ON COLUMN ingests.runs_rejected IS 'Folders that could not be loaded as 
 COMMENT ON COLUMN ingests.runs_missing IS 'Runs in the warehouse whose folder is no longer on disk (kept, marked missing).';
 COMMENT ON COLUMN ingests.issues IS 'Number of ingest_issues rows recorded by this ingest.';
 COMMENT ON COLUMN ingests.tool_version IS 'groundwork version that ran the ingest.';
+COMMENT ON COLUMN ingests.scan IS 'full: every run folder listed and its files compared by size, mtime and content hash (`--full-scan`, a first ingest, every N nightlies); quick: only what is new since the last finished ingest (new or vanished run folder names when runs/ changed, new index lines, runs written shortly before the last ingest); NULL: an ingest of given runs only, or by an older groundwork.';
+COMMENT ON COLUMN ingests.dir_mtime_ns IS 'Modification time of runs/ (ns) as listed by this ingest, the next quick ingest''s watermark: when unchanged, no run folder was added, removed or renamed since. NULL when not trusted (runs/ modified too close to its listing) or not listed.';
 
 CREATE TABLE IF NOT EXISTS ingest_issues (
     ingest_id      INTEGER,
@@ -91,13 +95,17 @@ CREATE TABLE IF NOT EXISTS archive_files (
     path      VARCHAR,
     size      BIGINT,
     mtime_ns  BIGINT,
-    sha256    VARCHAR
+    sha256    VARCHAR,
+    lines     BIGINT,
+    tail_sha256 VARCHAR
 );
 COMMENT ON TABLE archive_files IS 'Fingerprint of the archive-level files (invocations.jsonl, schemas/*.json), used to skip re-reading them when unchanged.';
 COMMENT ON COLUMN archive_files.path IS 'Path relative to the archive root.';
 COMMENT ON COLUMN archive_files.size IS 'File size in bytes.';
 COMMENT ON COLUMN archive_files.mtime_ns IS 'Modification time in nanoseconds since the epoch.';
-COMMENT ON COLUMN archive_files.sha256 IS 'SHA-256 of the file bytes.';
+COMMENT ON COLUMN archive_files.sha256 IS 'SHA-256 of the file bytes (schemas/*.json); NULL for invocations.jsonl, which only grows and is recognised by its tail (tail_sha256) instead of being hashed whole again.';
+COMMENT ON COLUMN archive_files.lines IS 'invocations.jsonl: newlines in its first `size` bytes (the lines read; the next ingest numbers the appended lines from here). NULL for schemas/*.json.';
+COMMENT ON COLUMN archive_files.tail_sha256 IS 'invocations.jsonl: SHA-256 of its last 4096 bytes up to `size` (all of them when shorter): when the file has grown and still holds these bytes there, only the lines after `size` are read; otherwise it was rewritten and is read whole. NULL for schemas/*.json.';
 
 -- ------------------------------------------------------------------------------------------
 -- Runs and their contents
