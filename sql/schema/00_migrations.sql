@@ -12,3 +12,8 @@ ALTER TABLE IF EXISTS lints ADD COLUMN IF NOT EXISTS all_rules BOOLEAN;
 ALTER TABLE IF EXISTS lint_verdicts ADD COLUMN IF NOT EXISTS ingest_id INTEGER;
 ALTER TABLE IF EXISTS lint_verdicts ADD COLUMN IF NOT EXISTS reused_from INTEGER;
 ALTER TABLE IF EXISTS lint_verdicts ADD COLUMN IF NOT EXISTS context_key VARCHAR;
+
+-- Runs: the envelope values the linter reads only past its early stops (docs/rules.md#early-stops).
+ALTER TABLE IF EXISTS runs ADD COLUMN IF NOT EXISTS outcome_problem VARCHAR;
+ALTER TABLE IF EXISTS runs ADD COLUMN IF NOT EXISTS evidence_problem VARCHAR;
+ALTER TABLE IF EXISTS runs ADD COLUMN IF NOT EXISTS delegations_problem VARCHAR;
