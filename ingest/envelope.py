@@ -1,7 +1,7 @@
 """envelope.json / request.json documents -> runs columns, payload_refs, evidence, delegations.
 
 Pure functions over parsed JSON. The str()/repr conventions are those of sql/schema/10_tables.sql's
-column comments (docs/rules.md#str, docs/rules.md#derived-relations, docs/rules.md#grounded-references, docs/rules.md#repr, docs/rules.md#evidence-pairs, docs/rules.md#citable-set, docs/rules.md#unverifiable-runs, docs/rules.md#truthiness).
+column comments (docs/rules.md#str, docs/rules.md#derived-relations, docs/rules.md#grounded-references, docs/rules.md#repr, docs/rules.md#evidence-pairs, docs/rules.md#citable-set, docs/rules.md#unverifiable-runs, docs/rules.md#truthiness, docs/rules.md#early-stops).
 """
 
 from __future__ import annotations
@@ -47,7 +47,12 @@ def _opt_nonnull(doc: dict, key: str):
 
 
 def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str | None, fast: bool = False) -> dict:
-    """runs columns derived from the envelope; records crash conditions in ``issues``."""
+    """runs columns derived from the envelope; records crash conditions in ``issues``: an envelope
+    that is not an object crashes both checks wherever they stop; a truthy non-object ``outcome``,
+    non-list ``evidence`` or non-object evidence element and a non-iterable ``delegations`` crash the
+    linter only where it reads them (``lint_if_read``: lint decides, docs/rules.md#early-stops),
+    while the source check reads the evidence and the mode of every envelope
+    (docs/rules.md#unverifiable-runs)."""
     cols: dict = {}
     if not isinstance(env, dict):
         issues.add(path, None, K.WRONG_TYPE, f"envelope is a JSON {json_type(env) or 'null'}, not an object",
@@ -83,8 +88,9 @@ def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str 
     else:
         cols["outcome_status"] = None
         cols["succeeded"] = False
-        if outcome:  # K6: a falsy outcome reads as "not succeeded"; a truthy non-object crashes
-            issues.add(path, None, K.WRONG_TYPE, f"outcome is a JSON {json_type(outcome)}, not an object", lint=True)
+        if outcome:  # K6: a falsy outcome reads as "not succeeded"; a truthy non-object crashes where it is read
+            issues.add(path, None, K.WRONG_TYPE, f"outcome is a JSON {json_type(outcome)}, not an object",
+                       lint_if_read="outcome")
     problem = env.get("problem")
     cols["problem_type"] = _opt(problem, "type") if isinstance(problem, dict) else None
     cols["withheld"] = isinstance(problem, dict) and problem.get("type") == WITHHELD_TYPE
@@ -103,11 +109,11 @@ def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str 
             if not isinstance(ev, dict):
                 issues.add(path, None, K.WRONG_TYPE,
                            f"evidence[{i}] is a JSON {json_type(ev) or 'null'}, not an object",
-                           lint=True, verify=True)
+                           verify=True, lint_if_read="evidence")
     else:
         cols["evidence_count"] = 0
         issues.add(path, None, K.WRONG_TYPE,
-                   f"evidence is a non-empty JSON {json_type(evidence)}, not a list", lint=True, verify=True)
+                   f"evidence is a non-empty JSON {json_type(evidence)}, not a list", verify=True, lint_if_read="evidence")
     delegations = env.get("delegations")
     if isinstance(delegations, list):
         cols["delegation_count"] = sum(1 for d in delegations if isinstance(d, dict))
@@ -115,7 +121,8 @@ def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str 
         cols["delegation_count"] = 0
         if delegations and not isinstance(delegations, (str, dict)):  # C3: strings/objects iterate
             issues.add(path, None, K.WRONG_TYPE,
-                       f"delegations is a JSON {json_type(delegations)}, which cannot be iterated", lint=True)
+                       f"delegations is a JSON {json_type(delegations)}, which cannot be iterated",
+                       lint_if_read="delegations")
     cols["conversation_id"] = _opt_nonnull(env, "conversation_id")
     cols["parent_invocation_id"] = _opt_nonnull(env, "parent_invocation_id")
     telemetry = env.get("telemetry")

@@ -8,6 +8,11 @@ Every problem ingest finds is recorded in ``ingest_issues`` (path, line, kind, m
   reported as passed;
 * ``unverifiable`` – the workbench source check would crash on this envelope;
 * ``unlintable+unverifiable`` – both;
+* ``unlintable-if-read`` – an envelope value (``outcome``, ``evidence``, ``delegations``) the
+  workbench linter crashes on only where it reads it: past its early stops, and ``delegations``
+  only in delegation mode (docs/rules.md#early-stops). Ingest records the part's problem
+  (``runs.<part>_problem``); lint decides whether the run reaches it;
+* ``unlintable-if-read+unverifiable`` – that, and the source check would crash on it;
 * ``none``       – recorded; the run is linted and verified normally.
 """
 
@@ -46,27 +51,39 @@ REJECTED = "rejected"
 UNLINTABLE = "unlintable"
 UNVERIFIABLE = "unverifiable"
 BOTH = "unlintable+unverifiable"
+UNLINTABLE_IF_READ = "unlintable-if-read"
+BOTH_IF_READ = "unlintable-if-read+unverifiable"
+# The envelope parts the workbench linter reads only past its early stops (docs/rules.md#early-stops),
+# each a runs column <part>_problem.
+READ_PARTS = ("outcome", "evidence", "delegations")
 
 
 class Issues:
     """Issues of one run (or of the archive root), plus what they block."""
 
-    __slots__ = ("items", "lint_blockers", "verify_blockers")
+    __slots__ = ("items", "lint_blockers", "verify_blockers", "read_blockers")
 
     def __init__(self):
         self.items: list[tuple[str, int | None, str, str, str]] = []
         self.lint_blockers: list[str] = []
         self.verify_blockers: list[str] = []
+        self.read_blockers: dict[str, list[str]] = {}
 
     def add(self, path: str, line: int | None, kind: str, message: str,
-            lint: bool = False, verify: bool = False) -> None:
+            lint: bool = False, verify: bool = False, lint_if_read: str | None = None) -> None:
         """Record an issue; ``lint``/``verify`` mark that the workbench's linter / source check
-        would crash on it."""
-        effect = BOTH if (lint and verify) else UNLINTABLE if lint else UNVERIFIABLE if verify else NONE
+        would crash on it; ``lint_if_read`` names the envelope part (one of READ_PARTS) the
+        linter crashes on only where it reads it (docs/rules.md#early-stops)."""
+        if lint_if_read is not None:
+            effect = BOTH_IF_READ if verify else UNLINTABLE_IF_READ
+        else:
+            effect = BOTH if (lint and verify) else UNLINTABLE if lint else UNVERIFIABLE if verify else NONE
         self.items.append((path, line, kind, message, effect))
         where = f"{path} line {line}" if line else path
         if lint:
             self.lint_blockers.append(f"{where}: {message}")
+        if lint_if_read is not None:
+            self.read_blockers.setdefault(lint_if_read, []).append(f"{where}: {message}")
         if verify:
             self.verify_blockers.append(f"{where}: {message}")
 

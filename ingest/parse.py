@@ -41,7 +41,7 @@ _envelope_native = _native_switch.load(
                           REGISTERED, PROJECTED, FAIRSHARING_FIELDS, WITHHELD_TYPE))
 
 # Bump when parsing changes what is stored: runs loaded by an older parser are reloaded.
-PARSER_VERSION = 3  # 3: evidence.snapshot_ref_json
+PARSER_VERSION = 4  # 3: evidence.snapshot_ref_json; 4: runs.outcome/evidence/delegations_problem
 
 ENVELOPE = "envelope.json"
 SPANS = "spans.jsonl"
@@ -212,6 +212,10 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
 
     run["lintable"] = not issues.lint_blockers
     run["unlintable_reason"] = reason(issues.lint_blockers)
+    # The envelope values the linter reads only past its early stops: lint decides whether the run
+    # reaches them (docs/rules.md#early-stops).
+    for part in K.READ_PARTS:
+        run[f"{part}_problem"] = reason(issues.read_blockers.get(part, []))
     run["verifiable"] = not issues.verify_blockers
     run["unverifiable_reason"] = reason(issues.verify_blockers)
     run["files_fingerprint"] = files_fp or listing.files_fingerprint()

@@ -32,6 +32,7 @@ COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
         ("span_count", I), ("recorded_grounding", S), ("recorded_sources", S),
         ("envelope_json", J), ("request_json", J),
         ("files_fingerprint", S), ("content_fingerprint", S), ("parser_version", I),
+        ("outcome_problem", S), ("evidence_problem", S), ("delegations_problem", S),
     ],
     "spans": [
         ("invocation_id", S), ("ord", I), ("line_no", I), ("source_format", S), ("name", S),

@@ -245,11 +245,16 @@ def _scope(con, runs: list[str] | None) -> list[str] | None:
     return wanted
 
 
+# A run is unlintable when ingest found a crash whatever step the workbench stops at
+# (runs.lintable), when its span walk never ends (lint_cycles), or when the workbench gets past
+# its early stops and then reads an envelope value it crashes on (lint_judged.crash_reason,
+# docs/rules.md#early-stops): a run stopped at step 1 or 3 gets its report whatever those hold.
 _BASE_SQL = """
 SELECT r.invocation_id,
-       r.lintable AND c.invocation_id IS NULL AS lintable,
+       r.lintable AND c.invocation_id IS NULL AND j.crash_reason IS NULL AS lintable,
        CASE WHEN NOT r.lintable THEN coalesce(r.unlintable_reason, 'unlintable')
-            WHEN c.invocation_id IS NOT NULL THEN $cycle_reason END AS reason,
+            WHEN c.invocation_id IS NOT NULL THEN $cycle_reason
+            ELSE j.crash_reason END AS reason,
        CASE WHEN r.grounding_mode_truthy THEN r.grounding_mode END AS mode,
        coalesce(n.retrieval_count, 0) AS retrieval_count,
        coalesce(n.chat_count, 0) AS chat_count,
@@ -257,6 +262,7 @@ SELECT r.invocation_id,
        x.context_key{kept}
 FROM runs r
 LEFT JOIN lint_cycles c USING (invocation_id)
+LEFT JOIN lint_judged j USING (invocation_id)
 LEFT JOIN lint_counts n USING (invocation_id)
 LEFT JOIN lint_context x USING (invocation_id)
 {kept_join}{where}
@@ -297,7 +303,8 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
                    rules_dir: Path | None = None) -> LintResult:
     """Lint every run of the warehouse (or only ``runs``) with the rules (or only ``codes``).
 
-    Runs ingest marked unlintable, and runs whose span tree has a reachable cycle, get status
+    Runs ingest marked unlintable, runs whose span tree has a reachable cycle, and runs the
+    workbench crashes on past its early stops (docs/rules.md#early-stops) get status
     ``unlintable`` (never ``passed``). With ``record`` the pass is appended to the history. With
     ``reuse`` (and all rules) runs unchanged since their latest full lint keep that verdict.
     """

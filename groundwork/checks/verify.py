@@ -8,6 +8,9 @@ history as lint (``lints`` kind ``verify``, ``verify_verdicts``, ``verify_unreso
 
 A run the workbench's own check would crash on (``runs.verifiable`` false, e.g. a list or object
 ``grounding_mode``, docs/rules.md#unverifiable-runs) is reported as ``unverifiable``, never as passed.
+The check has no early stops: it reads the mode and every evidence element of every envelope
+(never ``outcome`` or ``delegations``), so ingest decides verifiability from the envelope alone,
+whatever the linter does with the run (docs/rules.md#early-stops).
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def lint_pair(spans, envelope):
     # Imported here, not at the top: `groundwork verify ENVELOPE` does not need the lint.
     from groundwork.checks import derived, rules
     from groundwork.checks.lint import lint_warehouse
-    from groundwork.ingest import load_single
+    from groundwork.ingest import issues, load_single
 
     for label, path in (("spans file", spans), ("envelope file", envelope)):
         _readable(label, path)
@@ -61,9 +61,11 @@ def lint_pair(spans, envelope):
         key = load_single(con, spans, envelope)
         verdict = lint_warehouse(con, runs=[key], record=False, reuse=False).verdicts[0]
         if verdict.grounding_txt is None:
+            # an issue that crashes the linter wherever it stops; else the verdict's reason (a
+            # cycle, or an envelope value read past the early stops: docs/rules.md#early-stops)
             issue = con.execute(
-                "SELECT path, line, message FROM ingest_issues WHERE invocation_id = ? AND effect LIKE '%unlintable%'"
-                " ORDER BY path, line NULLS FIRST LIMIT 1", [key]).fetchone()
+                "SELECT path, line, message FROM ingest_issues WHERE invocation_id = ? AND effect IN (?, ?)"
+                " ORDER BY path, line NULLS FIRST LIMIT 1", [key, issues.UNLINTABLE, issues.BOTH]).fetchone()
             where = f"{issue[0]}{f' line {issue[1]}' if issue[1] else ''}: {issue[2]}" if issue else verdict.reason
             raise GroundworkError(f"the workbench linter cannot lint these files ({where})")
     finally:

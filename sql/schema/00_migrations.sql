@@ -18,3 +18,8 @@ ALTER TABLE IF EXISTS ingests ADD COLUMN IF NOT EXISTS scan VARCHAR;
 ALTER TABLE IF EXISTS ingests ADD COLUMN IF NOT EXISTS dir_mtime_ns BIGINT;
 ALTER TABLE IF EXISTS archive_files ADD COLUMN IF NOT EXISTS lines BIGINT;
 ALTER TABLE IF EXISTS archive_files ADD COLUMN IF NOT EXISTS tail_sha256 VARCHAR;
+
+-- Runs: the envelope values the linter reads only past its early stops (docs/rules.md#early-stops).
+ALTER TABLE IF EXISTS runs ADD COLUMN IF NOT EXISTS outcome_problem VARCHAR;
+ALTER TABLE IF EXISTS runs ADD COLUMN IF NOT EXISTS evidence_problem VARCHAR;
+ALTER TABLE IF EXISTS runs ADD COLUMN IF NOT EXISTS delegations_problem VARCHAR;

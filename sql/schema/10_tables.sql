@@ -75,7 +75,7 @@ COMMENT ON COLUMN ingest_issues.path IS 'File or folder path, relative to the ar
 COMMENT ON COLUMN ingest_issues.line IS '1-based line number inside the file, NULL when the issue concerns the whole file.';
 COMMENT ON COLUMN ingest_issues.kind IS 'Machine-readable issue kind: missing-file, empty-file, truncated, malformed-json, non-utf8, bom, missing-key, wrong-type, bad-time, naive-time, name-mismatch, duplicate-invocation-id, cycle, unreadable, symlink-outside, line-too-long, lone-surrogate, unexpected-entry, bad-name, internal-error, too-large, unstorable (docs/rules.md#too-large-runs).';
 COMMENT ON COLUMN ingest_issues.message IS 'Human-readable explanation.';
-COMMENT ON COLUMN ingest_issues.effect IS 'What the issue did to the run: rejected (folder not loaded, no runs row), unlintable (the workbench linter would crash or hang), unverifiable (its source check would crash), unlintable+unverifiable, none (recorded; the run is checked normally).';
+COMMENT ON COLUMN ingest_issues.effect IS 'What the issue did to the run: rejected (folder not loaded, no runs row), unlintable (the workbench linter would crash or hang), unverifiable (its source check would crash), unlintable+unverifiable, unlintable-if-read (an envelope value the linter crashes on only where it reads it: past its early stops, delegations only in delegation mode; lint decides, docs/rules.md#early-stops), unlintable-if-read+unverifiable, none (recorded; the run is checked normally).';
 
 CREATE TABLE IF NOT EXISTS run_files (
     invocation_id  VARCHAR,
@@ -151,15 +151,18 @@ CREATE TABLE IF NOT EXISTS runs (
     request_json               JSON USING COMPRESSION zstd,
     files_fingerprint          VARCHAR,
     content_fingerprint        VARCHAR,
-    parser_version             INTEGER
+    parser_version             INTEGER,
+    outcome_problem            VARCHAR,
+    evidence_problem           VARCHAR,
+    delegations_problem        VARCHAR
 );
 COMMENT ON TABLE runs IS 'One row per run folder ever ingested (never deleted; a folder gone from disk is marked missing).';
 COMMENT ON COLUMN runs.invocation_id IS 'Run folder name (normally the UUIDv7 invocation id).';
 COMMENT ON COLUMN runs.run_path IS 'Path of the run folder relative to the archive root.';
 COMMENT ON COLUMN runs.ingest_id IS 'The ingest that last (re)loaded this run.';
 COMMENT ON COLUMN runs.missing IS 'True when the folder was not on disk at the last ingest of its archive.';
-COMMENT ON COLUMN runs.lintable IS 'False when the workbench linter itself could not lint this run (it would crash or hang); the reason is in unlintable_reason.';
-COMMENT ON COLUMN runs.unlintable_reason IS 'Why the run cannot be linted: the first crash, as <path>[ line N]: <message>[ (and N more)], e.g. <id>/envelope.json: evidence[0] is a JSON string, not an object. The matching ingest_issues rows have effect unlintable or unlintable+unverifiable.';
+COMMENT ON COLUMN runs.lintable IS 'False when the workbench linter itself could not lint this run whatever step it stops at (it would crash or hang); the reason is in unlintable_reason. Envelope values it crashes on only where it reads them are in outcome_problem, evidence_problem and delegations_problem: lint decides whether the run reaches them (docs/rules.md#early-stops).';
+COMMENT ON COLUMN runs.unlintable_reason IS 'Why the run cannot be linted: the first crash, as <path>[ line N]: <message>[ (and N more)], e.g. <id>/spans.jsonl line 2: invalid JSON (...). The matching ingest_issues rows have effect unlintable or unlintable+unverifiable.';
 COMMENT ON COLUMN runs.verifiable IS 'False when the workbench source check would crash on this envelope (e.g. grounding_mode is a list or object, docs/rules.md#unverifiable-runs).';
 COMMENT ON COLUMN runs.unverifiable_reason IS 'Why the source check cannot run on this envelope (same form as unlintable_reason).';
 COMMENT ON COLUMN runs.envelope_invocation_id IS 'str() of envelope.invocation_id (None when absent); used for the input pair input:<id>.';
@@ -194,6 +197,9 @@ COMMENT ON COLUMN runs.request_json IS 'The stored request document.';
 COMMENT ON COLUMN runs.files_fingerprint IS 'SHA-256 over the (path, size, mtime) of every file of the run folder; equal on re-ingest -> the run is skipped unread.';
 COMMENT ON COLUMN runs.content_fingerprint IS 'SHA-256 over the (path, SHA-256 of bytes) of every file of the run folder; equal -> unchanged even if mtimes moved.';
 COMMENT ON COLUMN runs.parser_version IS 'Version of the ingest parser that loaded the run; runs loaded by another version are reloaded.';
+COMMENT ON COLUMN runs.outcome_problem IS 'Why the workbench linter crashes where it reads envelope.outcome (a truthy value that is not an object), as <path>: <message>; NULL when it reads it fine. It reads it in every mode, but only past its early stops: lint decides (docs/rules.md#early-stops). The matching ingest_issues row has effect unlintable-if-read.';
+COMMENT ON COLUMN runs.evidence_problem IS 'Why the workbench linter crashes where it reads envelope.evidence (a truthy non-list, or non-object elements), as <path>: <message>[ (and N more)]; NULL when it reads it fine. Read in every mode past the early stops: lint decides (docs/rules.md#early-stops). The source check reads it always: such a run is unverifiable (docs/rules.md#unverifiable-runs).';
+COMMENT ON COLUMN runs.delegations_problem IS 'Why the workbench linter crashes where it reads envelope.delegations (a truthy value that cannot be iterated: a number, true), as <path>: <message>; NULL when it reads it fine. Read only in delegation mode, past the early stops: lint decides (docs/rules.md#early-stops).';
 
 CREATE TABLE IF NOT EXISTS spans (
     invocation_id           VARCHAR,
@@ -312,7 +318,7 @@ COMMENT ON COLUMN evidence.hash_algorithm IS 'hash_algorithm as stored (never ch
 COMMENT ON COLUMN evidence.content_type IS 'JSON type of content: object, array, string, number, boolean; NULL when absent or null (E1 skips those).';
 COMMENT ON COLUMN evidence.content_json IS 'The content document as stored.';
 COMMENT ON COLUMN evidence.computed_hash IS 'SHA-256 of content under its canonicalisation (Python-compatible canonical JSON); NULL when content is not an object or hashing failed.';
-COMMENT ON COLUMN evidence.item_type IS 'JSON type of the evidence element: object normally; anything else (null, string, ...) makes the run unlintable and unverifiable, and then every other column but item_json is NULL.';
+COMMENT ON COLUMN evidence.item_type IS 'JSON type of the evidence element: object normally; anything else (null, string, ...) makes the run unverifiable and sets runs.evidence_problem (the linter crashes on it past its early stops), and then every other column but item_json is NULL.';
 COMMENT ON COLUMN evidence.item_json IS 'Raw JSON of the whole evidence element (Python json.dumps form).';
 COMMENT ON COLUMN evidence.snapshot_ref_json IS 'Raw JSON of snapshot_ref (null when absent), for repr in S1/S2 messages (docs/rules.md#source-check: an absent ref prints None).';
 COMMENT ON COLUMN evidence.canonical_error IS 'Hashing error text when computed_hash is NULL for an object content (e.g. unknown canonicalisation ...; registered: [...]).';

@@ -289,17 +289,24 @@ def test_bom_in_envelope(one):
     assert r["agent_id"] == "fake.retrieval"  # loaded for reports
 
 
+IF_READ = "unlintable-if-read"
+BOTH_IF_READ = "unlintable-if-read+unverifiable"
+
+
 @pytest.mark.parametrize("field, value, effect, message", [
-    ("evidence", ["src:a"], BOTH, "evidence[0] is a JSON string, not an object"),
-    ("evidence", [None], BOTH, "evidence[0] is a JSON null, not an object"),
-    ("evidence", "src:a", BOTH, "evidence is a non-empty JSON string, not a list"),
-    ("evidence", {"source_id": "src:a"}, BOTH, "evidence is a non-empty JSON object, not a list"),
-    ("outcome", "succeeded", UNL, "outcome is a JSON string, not an object"),
-    ("outcome", ["succeeded"], UNL, "outcome is a JSON array, not an object"),
-    ("delegations", 3, UNL, "delegations is a JSON number, which cannot be iterated"),
+    ("evidence", ["src:a"], BOTH_IF_READ, "evidence[0] is a JSON string, not an object"),
+    ("evidence", [None], BOTH_IF_READ, "evidence[0] is a JSON null, not an object"),
+    ("evidence", "src:a", BOTH_IF_READ, "evidence is a non-empty JSON string, not a list"),
+    ("evidence", {"source_id": "src:a"}, BOTH_IF_READ, "evidence is a non-empty JSON object, not a list"),
+    ("outcome", "succeeded", IF_READ, "outcome is a JSON string, not an object"),
+    ("outcome", ["succeeded"], IF_READ, "outcome is a JSON array, not an object"),
+    ("delegations", 3, IF_READ, "delegations is a JSON number, which cannot be iterated"),
     ("grounding_mode", ["retrieval"], "unverifiable", "grounding_mode is a JSON array; the workbench source check would crash on it"),
 ])
 def test_envelope_values_of_the_wrong_type(one, field, value, effect, message):
+    # The linter crashes on outcome / evidence / delegations only where it reads them
+    # (docs/rules.md#early-stops): ingest records the part's problem and lint decides; the
+    # source check reads the evidence and the mode of every envelope (docs/rules.md#unverifiable-runs).
     runs, inv, d = one
     env = envelope(d)
     env[field] = value
@@ -307,10 +314,15 @@ def test_envelope_values_of_the_wrong_type(one, field, value, effect, message):
     con, r = ingest(runs)
     assert issues(con) == [("wrong-type", f"{inv}/envelope.json", None, effect)]
     r = run_row(con, inv)
-    assert r["lintable"] is (effect == "unverifiable")
-    assert r["verifiable"] is (effect == UNL)
-    reason = r["unlintable_reason"] if effect != "unverifiable" else r["unverifiable_reason"]
-    assert reason == f"{inv}/envelope.json: {message}"
+    assert r["lintable"] is True and r["unlintable_reason"] is None
+    assert r["verifiable"] is not effect.endswith("unverifiable")
+    problems = {part: r[f"{part}_problem"] for part in ("outcome", "evidence", "delegations")}
+    if effect == "unverifiable":
+        assert r["unverifiable_reason"] == f"{inv}/envelope.json: {message}"
+        assert problems == dict.fromkeys(problems)
+    else:
+        assert problems == dict(dict.fromkeys(problems), **{field: f"{inv}/envelope.json: {message}"})
+        assert r["unverifiable_reason"] == (problems[field] if effect == BOTH_IF_READ else None)
 
 
 def test_envelope_that_is_not_an_object(one):

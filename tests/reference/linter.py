@@ -11,9 +11,14 @@ Where the workbench itself would crash or hang (docs/rules.md#edge-cases), ``lin
   ``trace_id`` / ``start_time`` / ``end_time``, an unparsable or naive time (K1), and an
   ``attributes`` value that is neither an object nor null/missing are treated like a missing
   required key: unlintable;
-* data-level crashes (envelope not an object, truthy non-object ``outcome``, truthy non-list
-  ``evidence`` or a non-object evidence element, a truthy ``delegations`` that is not iterable)
-  make the run unlintable whatever step the linter would stop at;
+* an envelope that is not an object is unlintable whatever step the linter would stop at (the
+  report's mode is read from it at both stops);
+* the other data-level crashes happen only where the linter reads the value (C6,
+  docs/rules.md#early-stops): a non-list truthy ``evidence`` or a non-object evidence element at
+  steps 6-7, a truthy ``delegations`` that is not iterable when the delegation rules build the
+  citable set, a truthy non-object ``outcome`` when a mode rule asks whether the envelope
+  succeeded (G2(b), R3, D3). Steps 1 and 3 stop before any of them, so such a run gets its step-1
+  or step-3 report; ``delegations`` is never read outside delegation mode;
 * a cycle makes the run unlintable only when the traversal runs, i.e. with exactly one root (C4).
 """
 
@@ -183,23 +188,35 @@ def descendants_of(root: Span, spans: list[Span]) -> list[Span]:
 # ----------------------------------------------------------------------------------- envelope
 
 
-def _envelope_lists(envelope) -> tuple[list, list]:
-    """Evidence elements and delegation entries, raising where the workbench crashes."""
-    if not isinstance(envelope, dict):
-        raise Unlintable("envelope is not a JSON object")
-    outcome = envelope.get("outcome")
-    if outcome and not isinstance(outcome, dict):
-        raise Unlintable("outcome is not an object")
-    evidence = envelope.get("evidence") or []  # C2
+def read_evidence(envelope) -> list:
+    """The evidence elements, as steps 6-7 read them (C2: falsy is none), raising where the
+    workbench crashes: a truthy non-list is iterated (characters, keys) or not iterable, and an
+    element that is not an object has no .get."""
+    evidence = envelope.get("evidence") or []
     if not isinstance(evidence, list):
         raise Unlintable("evidence is not a list")
     for ev in evidence:
         if not isinstance(ev, dict):
             raise Unlintable("evidence element is not an object")
-    delegations = envelope.get("delegations") or []  # C3: a string iterates as characters
+    return evidence
+
+
+def read_delegations(envelope) -> list:
+    """The object entries of ``delegations``, as the delegation rules read them (C3: a string
+    iterates as characters, an object as its keys, none an object); not iterable: a crash."""
+    delegations = envelope.get("delegations") or []
     if not isinstance(delegations, (list, str, dict)):
         raise Unlintable("delegations is not iterable")
-    return evidence, [d for d in delegations if isinstance(d, dict)]
+    return [d for d in delegations if isinstance(d, dict)]
+
+
+def read_succeeded(envelope) -> bool:
+    """Whether the outcome's status is succeeded, as G2(b), R3 and D3 read it (K6: a falsy
+    outcome is no outcome; a truthy non-object has no .get: a crash)."""
+    outcome = envelope.get("outcome") or {}
+    if not isinstance(outcome, dict):
+        raise Unlintable("outcome is not an object")
+    return outcome.get("status") == "succeeded"
 
 
 def grounded_on_values(value):
@@ -224,7 +241,8 @@ def _h(text: str) -> str:
 
 
 def lint_records(spans: list[Span], envelope) -> Report:
-    evidence, delegations = _envelope_lists(envelope)
+    if not isinstance(envelope, dict):
+        raise Unlintable("envelope is not a JSON object")
     declared = envelope.get("grounding_mode")
     report_mode = str(declared) if declared else None
 
@@ -285,6 +303,7 @@ def lint_records(spans: list[Span], envelope) -> Report:
             else:
                 violations.append(f"G0: malformed grounding reference {element!r}")
 
+    evidence = read_evidence(envelope)
     for ev in evidence:  # step 7 (E1)
         content = ev.get("content")
         if content is None:
@@ -307,11 +326,11 @@ def lint_records(spans: list[Span], envelope) -> Report:
     retrieved = {(str(s.attributes.get("dd.source_id")), str(s.attributes.get("dd.content_hash")))
                  for s in retrievals}
     retrieved_hashes = {h for _, h in retrieved}
-    outcome = envelope.get("outcome")
-    succeeded = isinstance(outcome, dict) and outcome.get("status") == "succeeded"
     input_pair = ("input:" + str(envelope.get("invocation_id")), str(root.attributes.get("dd.input_hash")))
-    citable = {input_pair} | {("invocation:" + str(d.get("delegated_invocation_id")), str(d.get("content_hash")))
-                              for d in delegations}
+
+    def citable():
+        return {input_pair} | {("invocation:" + str(d.get("delegated_invocation_id")), str(d.get("content_hash")))
+                               for d in read_delegations(envelope)}
 
     def g1():
         if chats and not retrievals:
@@ -327,7 +346,7 @@ def lint_records(spans: list[Span], envelope) -> Report:
         for sid, h in grounded:
             if (sid, h) not in retrieved:
                 violations.append(f"G2: payload rests on {sid!r} ({_h(h)}{ELL}) which was not retrieved in this invocation")
-        if succeeded and payload is not None and not grounded:
+        if read_succeeded(envelope) and payload is not None and not grounded:
             violations.append("G2: a succeeded retrieval-mode payload rests on nothing")
 
     def g3():
@@ -352,7 +371,7 @@ def lint_records(spans: list[Span], envelope) -> Report:
                                       f"may cite only {input_pair[0]!r} ({_h(input_pair[1])}{ELL})")
 
     def r3():
-        if succeeded and not evidence:
+        if read_succeeded(envelope) and not evidence:
             violations.append("R3: a succeeded input-grounded envelope cites no evidence")
 
     def n1():
@@ -360,19 +379,21 @@ def lint_records(spans: list[Span], envelope) -> Report:
             violations.append(f"N1: {len(chats)} chat span(s) in an agent that declared no model call")
 
     def d1():
+        cite = citable()
         for sid, h in grounded:
-            if (sid, h) not in citable:
+            if (sid, h) not in cite:
                 violations.append(f"D1: payload rests on {sid!r} ({_h(h)}{ELL}), which is neither the input "
                                   "nor a delegation recorded by the conductor")
 
     def d2():
+        cite = citable()
         for sid, h in evidence_pairs:
-            if (sid, h) not in citable:
+            if (sid, h) not in cite:
                 violations.append(f"D2: evidence {sid!r} ({_h(h)}{ELL}) is neither the input nor a delegation "
                                   "recorded by the conductor")
 
     def d3():
-        if succeeded and input_pair not in evidence_pairs:
+        if read_succeeded(envelope) and input_pair not in evidence_pairs:
             violations.append("D3: a succeeded delegation envelope does not cite its input in evidence")
 
     rules = {"retrieval": (g1, g2, g3, g4), "input_only": (r1, r2, r3), "none": (r1, r2, r3, n1),

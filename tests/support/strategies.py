@@ -655,9 +655,16 @@ def p_invocation_id(draw, d):
         d.envelope["invocation_id"] = 5
 
 
-def p_crash(draw, d):
-    """Inputs the workbench linter crashes on (reference: Unlintable)."""
-    choice = draw(st.sampled_from(["evidence-element", "evidence-string", "outcome-string", "outcome-list"]))
+CRASHES = {"outcome": ["outcome-string", "outcome-list", "outcome-scalar"],
+           "evidence": ["evidence-element", "evidence-string"],
+           "delegations": ["delegations-scalar"]}
+
+
+def p_crash(draw, d, part=None):
+    """Envelope values the workbench linter crashes on where it reads them (reference:
+    Unlintable past the early stops; delegations in delegation mode only; docs/rules.md#early-stops);
+    ``part``: one of the envelope's (CRASHES), else any."""
+    choice = draw(st.sampled_from(CRASHES[part] if part else [c for cs in CRASHES.values() for c in cs]))
     if choice == "evidence-element":
         ev = d.envelope.get("evidence")
         d.envelope["evidence"] = (ev if isinstance(ev, list) else []) + [draw(st.sampled_from(["x", 1, None, [1]]))]
@@ -665,8 +672,29 @@ def p_crash(draw, d):
         d.envelope["evidence"] = draw(st.sampled_from(["xy", {"a": 1}, 3, True]))
     elif choice == "outcome-string":
         d.envelope["outcome"] = "succeeded"
+    elif choice == "outcome-list":
+        d.envelope["outcome"] = draw(st.sampled_from([["succeeded"], [1], [{"status": "succeeded"}]]))
+    elif choice == "outcome-scalar":
+        d.envelope["outcome"] = draw(st.sampled_from([1, True, 2.5]))
     else:
-        d.envelope["outcome"] = ["succeeded"]
+        d.envelope["delegations"] = draw(st.sampled_from([3, True, 1.5, -1]))
+
+
+def p_early_stop(draw, d):
+    """Stop the linter at step 1 (no root, two roots, a hostile root) or step 3 (an invalid
+    mode), or not at all, and give the envelope a value it crashes on where it reads it: the
+    early stops must give their normal report (C6, docs/rules.md#early-stops)."""
+    stop = draw(st.sampled_from(["roots", "mode", "none"]))
+    part = draw(st.sampled_from(sorted(CRASHES)))
+    if stop == "roots":
+        p_roots(draw, d)
+    elif stop == "mode":
+        d.envelope["grounding_mode"] = draw(st.sampled_from(["telepathy", "", None, 0, ["none"], {"m": 1}, "Delegation"]))
+    elif part == "delegations" and draw(st.booleans()):  # read in delegation mode only
+        d.envelope["grounding_mode"] = "delegation"
+    p_crash(draw, d, part)
+    if draw(st.booleans()):
+        p_crash(draw, d)
 
 
 class DupKeys(dict):
@@ -713,6 +741,7 @@ def apply_dup_keys(d) -> dict:
 PERTURBATIONS = [p_dup_keys, p_mode, p_root_mode, p_input_hash, p_roots, p_foreign_trace, p_parentless, p_conductor_keys,
                  p_nest, p_duplicate, p_cycle, p_span_attrs, p_times, p_chat, p_retrieval, p_weird_ids, p_outcome,
                  p_payload, p_payload, p_evidence, p_evidence, p_delegations, p_invocation_id, p_crash]
+# (p_early_stop is given last to every run of archives(early_stops=True))
 # weights: crashes and cycles are rarer so that most runs get a verdict
 _WEIGHTED = [p for p in PERTURBATIONS for _ in range(1 if p in (p_crash, p_cycle) else 3)]
 
@@ -785,10 +814,14 @@ def render_envelope(draw, d: Draft) -> bytes:
 
 
 @st.composite
-def generated_run(draw, inv: str) -> RunFiles:
+def generated_run(draw, inv: str, early_stop: bool = False) -> RunFiles:
+    """A coherent run with up to three perturbations; with ``early_stop``, p_early_stop comes
+    last (so no other perturbation undoes its stop or its unreadable value)."""
     d = draw(coherent_run(inv))
-    for perturb in draw(st.lists(st.sampled_from(_WEIGHTED), max_size=3)):
+    for perturb in draw(st.lists(st.sampled_from(_WEIGHTED), max_size=2 if early_stop else 3)):
         perturb(draw, d)
+    if early_stop:
+        p_early_stop(draw, d)
     files = {"spans.jsonl": render_spans(draw, d), "envelope.json": render_envelope(draw, d),
              "request.json": dump_envelope(d.request)}
     return RunFiles(inv, files)
@@ -878,13 +911,19 @@ def byte_mutation(draw, inv: str) -> RunFiles:
 
 
 @st.composite
-def archives(draw, min_runs: int = 1, max_runs: int = 25, hostile_bytes: bool = False) -> list[RunFiles]:
+def archives(draw, min_runs: int = 1, max_runs: int = 25, hostile_bytes: bool = False,
+             early_stops: bool = False) -> list[RunFiles]:
     """A batch of run folders with distinct names, mixing generated runs and corpus mutations
-    (and, with ``hostile_bytes``, byte-level mutations of either)."""
+    (and, with ``hostile_bytes``, byte-level mutations of either). With ``early_stops`` every run
+    is a generated run given p_early_stop last: stopped at step 1 or 3, or not, over an envelope
+    value the linter crashes on where it reads it (docs/rules.md#early-stops)."""
     n = draw(st.integers(min_runs, max_runs))
     runs = []
     for i in range(n):
         inv = uuid7(i)
+        if early_stops:
+            runs.append(draw(generated_run(inv, early_stop=True)))
+            continue
         kinds = [generated_run(inv), generated_run(inv), corpus_mutation(inv)]
         if hostile_bytes:
             kinds.append(byte_mutation(inv))
