@@ -263,6 +263,9 @@ def unlink_warehouse(path: Path) -> None:
 # ------------------------------------------------------------------------------ the steps
 
 
+IMPORT_DUCKDB = "python -c 'import duckdb'"  # what any Python tool on DuckDB pays before its first line
+
+
 def bench_dropin(work: Path, args) -> dict:
     print("\n== drop-in, per call ==", flush=True)
     expected = [json.loads(line) for line in (CORPUS / "expected.jsonl").read_text(encoding="utf-8").splitlines() if line]
@@ -272,7 +275,7 @@ def bench_dropin(work: Path, args) -> dict:
     gw = [script] if script.exists() else GW
     commands = {
         "python -c pass": [PY, "-c", "pass"],
-        "python -c 'import duckdb'": [PY, "-c", "import duckdb"],
+        IMPORT_DUCKDB: [PY, "-c", "import duckdb"],
         "groundwork lint SPANS ENVELOPE": gw + ["lint", folder / "spans.jsonl", folder / "envelope.json"],
         "groundwork verify ENVELOPE --sources": gw + ["verify", folder / "envelope.json", "--sources", CORPUS / "sources.yaml"],
     }
@@ -477,6 +480,44 @@ def f3(x) -> str:
     return f"{x:.3f}" if isinstance(x, (int, float)) else "–"
 
 
+def targets(res: dict) -> list[str]:
+    """One table row per target of issue 16 that this run measured."""
+    rows = []
+
+    def met(ok: bool) -> str:
+        return "yes" if ok else "**no**"
+
+    d = res.get("dropin")
+    if d:
+        for label in ("groundwork lint SPANS ENVELOPE", "groundwork verify ENVELOPE --sources"):
+            w, c = d["warm"][label], d["cold"][label]
+            rows.append(f"| `{label}` ≤ 0.25 s per call | warm {w['wall']:.3f} s wall ({w['cpu']:.3f} s CPU); cold "
+                        f"{c['wall']:.3f} s ({c['cpu']:.3f} s CPU); `python -c 'import duckdb'` alone "
+                        f"{d['warm'][IMPORT_DUCKDB]['wall']:.3f} s | {met(w['wall'] <= 0.25)} |")
+    g = res.get("ingest")
+    if g:
+        i = g["ingest"]
+        rows.append(f"| ingest of {g['runs']:,} runs ≤ 3× the read floor (wall) | {i['x_floor_wall']:.2f}× wall, "
+                    f"{i['x_floor_cpu']:.2f}× CPU ({i['wall']:.2f} s, {i['cpu']:.2f} s CPU) | {met(i['x_floor_wall'] <= 3)} |")
+    nt = res.get("nightly")
+    if nt:
+        for label, limit in (("nothing changed", 0.02), ("after 1 % new runs", 0.05)):
+            s = nt[label]
+            rows.append(f"| nightly {label} ≤ {limit:.0%} of a fresh first nightly, {nt['runs']:,} runs | "
+                        f"{s['x_fresh_wall']:.1%} wall, {s['x_fresh_cpu']:.1%} CPU ({s['wall']:.2f} s vs "
+                        f"{nt['fresh first nightly']['wall']:.2f} s) | {met(max(s['x_fresh_wall'], s['x_fresh_cpu']) <= limit)} |")
+    rss = res.get("rss")
+    if rss and len(rss) > 1:
+        values = [v["rss_mb"] for v in rss.values()]
+        rows.append("| ingest peak RSS flat in archive size | " + ", ".join(f"{int(n):,} runs {v['rss_mb']:.0f} MB" for n, v in rss.items())
+                    + f" (largest / smallest {max(values) / min(values):.2f}) | {met(max(values) / min(values) <= 1.25)} |")
+    w = res.get("watch")
+    if w is not None:
+        rows.append("| watch: a run's verdict in the warehouse ≤ 1 s after its folder is complete | "
+                    + ("see *Watch latency* below" if w.get("measured") else "not measured") + " | |")
+    return rows
+
+
 def markdown(res: dict) -> str:
     m, args = res["machine"], res["args"]
     load0, load1 = res["loadavg_before"], res["loadavg_after"]
@@ -494,6 +535,7 @@ def markdown(res: dict) -> str:
              f"(1, 5, 15 min; {m['cores']} cores)" + (": the machine was shared with other work, so wall times are "
                                                        "inflated and CPU times are the better guide to cost"
                                                        if max(load0[0], load1[0]) > 1 else ""), ""]
+    lines += ["## Targets (issue 16)", "", "| target | measured in this run | met? |", "|---|---|---|"] + targets(res) + [""]
     d = res.get("dropin")
     if d:
         lines += ["## Drop-in: one process per run", "",
