@@ -122,7 +122,7 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
             verify = None
             if sources is not None:
                 t = time.perf_counter()
-                verify = verify_warehouse(con, sources, record=True)
+                verify = verify_warehouse(con, sources, record=True, reuse=True)
                 seconds["verify"] = time.perf_counter() - t
             lint_id = _attr(lint, "lint_id")
             verify_id = _attr(verify, "lint_id", "verify_id") if verify is not None else None

@@ -12,3 +12,7 @@ ALTER TABLE IF EXISTS lints ADD COLUMN IF NOT EXISTS all_rules BOOLEAN;
 ALTER TABLE IF EXISTS lint_verdicts ADD COLUMN IF NOT EXISTS ingest_id INTEGER;
 ALTER TABLE IF EXISTS lint_verdicts ADD COLUMN IF NOT EXISTS reused_from INTEGER;
 ALTER TABLE IF EXISTS lint_verdicts ADD COLUMN IF NOT EXISTS context_key VARCHAR;
+
+-- Verify history: verdict reuse across verify passes (the run rows and sources configuration judged).
+ALTER TABLE IF EXISTS lints ADD COLUMN IF NOT EXISTS config_id INTEGER;
+ALTER TABLE IF EXISTS verify_verdicts ADD COLUMN IF NOT EXISTS ingest_id INTEGER;
