@@ -85,6 +85,7 @@ class VerifyResult:
     seconds: float = 0.0
     loaded: LoadedSources | None = None
     reused: int = 0
+    reused_from: int | None = None   # the oldest pass a reused verdict comes from
     reused_counts: dict = field(default_factory=dict)   # status -> runs, verified, unresolved
     _load_reused: object = None
     _runs: list[RunVerdict] | None = None
@@ -196,7 +197,8 @@ ORDER BY lint_id DESC
 LIMIT 3
 """
 # Verdicts that still hold: computed by one of the latest passes with the same rules, code and
-# sources configuration, on the same run rows (ingest_id).
+# sources configuration, on the same run rows (ingest_id). The latest candidate is read alone
+# first (one pass's rows, no grouping); the older ones only for the runs it does not hold.
 _REUSABLE_SQL = """
 SELECT v.invocation_id, max(v.lint_id) AS lint_id
 FROM verify_verdicts v
@@ -212,12 +214,22 @@ def _reusable(con, cfg: int, ruleset: str, runs) -> pa.Table | None:
                                                                "config": cfg}).fetchall()]
     if not candidates:
         return None
-    params = {"oldest": min(candidates), "candidates": candidates}
-    only = ""
+    only, params = "", {}
     if runs is not None:
         only = " AND v.invocation_id IN (SELECT unnest($runs))"
         params["runs"] = list(runs)
-    return con.sql(_REUSABLE_SQL.format(only=only), params=params).to_arrow_table()
+    found = con.sql(_REUSABLE_SQL.format(only=only), params={"oldest": candidates[0], "candidates": candidates[:1],
+                                                             **params}).to_arrow_table()
+    total = len(set(runs)) if runs is not None else con.execute("SELECT count(*) FROM runs").fetchall()[0][0]
+    if len(candidates) > 1 and found.num_rows < total:
+        con.register("verify_reused_latest", found)
+        try:
+            older = con.sql(_REUSABLE_SQL.format(only=only + " AND v.invocation_id NOT IN (SELECT invocation_id FROM verify_reused_latest)"),
+                            params={"oldest": min(candidates), "candidates": candidates[1:], **params}).to_arrow_table()
+        finally:
+            con.unregister("verify_reused_latest")
+        found = pa.concat_tables([found, older.cast(found.schema)])
+    return found
 
 
 def verify_warehouse(con, sources_path, *, runs=None, record=True, reuse=False) -> VerifyResult:
@@ -250,9 +262,11 @@ def verify_warehouse(con, sources_path, *, runs=None, record=True, reuse=False) 
         fresh = _judge(con, cfg, rules, scope) if scope is None or scope else []
         result = VerifyResult(sources_path=str(sources_path), config_id=cfg, fresh=fresh, loaded=loaded)
         if reused is not None and reused.num_rows:
+            # The oldest pass a reused verdict comes from: the queries reading them skip older history.
             result.reused = reused.num_rows
-            result.reused_counts = _reused_counts(con)
-            result._load_reused = lambda: _load_verdicts(con, reused)
+            result.reused_from = con.execute("SELECT min(lint_id) FROM verify_reused").fetchall()[0][0]
+            result.reused_counts = _reused_counts(con, result.reused_from)
+            result._load_reused = lambda: _load_verdicts(con, reused, result.reused_from)
         if record:
             result.lint_id = record_history(con, result, started_at=t0, ruleset=ruleset)
     finally:
@@ -261,33 +275,37 @@ def verify_warehouse(con, sources_path, *, runs=None, record=True, reuse=False) 
     return result
 
 
-def _reused_counts(con) -> dict:
+def _reused_counts(con, oldest: int) -> dict:
     counts = {}
     for status, n, verified, unresolved in con.execute(
             "SELECT v.status, count(*), sum(v.verified), sum(v.unresolved_count) FROM verify_verdicts v "
-            "JOIN verify_reused r USING (lint_id, invocation_id) GROUP BY v.status").fetchall():
+            "JOIN verify_reused r USING (lint_id, invocation_id) WHERE v.lint_id >= $oldest GROUP BY v.status",
+            {"oldest": oldest}).fetchall():
         counts[status] = n
         counts["verified"] = counts.get("verified", 0) + int(verified or 0)
         counts["unresolved"] = counts.get("unresolved", 0) + int(unresolved or 0)
     return counts
 
 
-def _load_verdicts(con, reused: pa.Table) -> list[RunVerdict]:
+def _load_verdicts(con, reused: pa.Table, oldest: int) -> list[RunVerdict]:
     """The verdicts a pass reused from earlier passes, as they were recorded."""
     con.register("verify_reused_load", reused)
     try:
         verdicts = {}
         for inv, status, verified, summary, reason, ingest_id in con.execute(
                 "SELECT v.invocation_id, v.status, v.verified, v.summary, v.reason, v.ingest_id FROM verify_verdicts v "
-                "JOIN verify_reused_load r USING (lint_id, invocation_id)").fetchall():
+                "JOIN verify_reused_load r USING (lint_id, invocation_id) WHERE v.lint_id >= $oldest",
+                {"oldest": oldest}).fetchall():
             verdicts[inv] = RunVerdict(inv, status, verified or 0, reason=reason,
                                        text=None if summary is None else summary + "\n", ingest_id=ingest_id)
         for inv, item in con.execute("SELECT u.invocation_id, u.item FROM verify_unresolved u "
-                                     "JOIN verify_reused_load r USING (lint_id, invocation_id) ORDER BY u.invocation_id, u.seq").fetchall():
+                                     "JOIN verify_reused_load r USING (lint_id, invocation_id) WHERE u.lint_id >= $oldest "
+                                     "ORDER BY u.invocation_id, u.seq", {"oldest": oldest}).fetchall():
             verdicts[inv].unresolved.append(item)
         for inv, code, message in con.execute("SELECT m.invocation_id, m.code, m.message FROM lint_violations m "
                                                "JOIN verify_reused_load r USING (lint_id, invocation_id) "
-                                               "ORDER BY m.invocation_id, m.seq").fetchall():
+                                               "WHERE m.lint_id >= $oldest ORDER BY m.invocation_id, m.seq",
+                                               {"oldest": oldest}).fetchall():
             verdicts[inv].codes.append(code)
             verdicts[inv].violations.append(message)
     finally:
@@ -397,17 +415,18 @@ def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: 
                 "code": pa.array(codes, pa.string()),
                 "message": pa.array(msgs, pa.string())}))
         if result.reused:
-            params = {"lint_id": lint_id}
+            params = {"lint_id": lint_id, "oldest": result.reused_from}
             con.execute("INSERT INTO verify_verdicts (lint_id, invocation_id, status, passed, verified, unresolved_count,"
                         " summary, reason, ingest_id) SELECT $lint_id, v.invocation_id, v.status, v.passed, v.verified,"
                         " v.unresolved_count, v.summary, v.reason, v.ingest_id"
-                        " FROM verify_verdicts v JOIN verify_reused r USING (lint_id, invocation_id)", params)
+                        " FROM verify_verdicts v JOIN verify_reused r USING (lint_id, invocation_id)"
+                        " WHERE v.lint_id >= $oldest", params)
             con.execute("INSERT INTO verify_unresolved (lint_id, invocation_id, seq, item) SELECT $lint_id,"
-                        " u.invocation_id, u.seq, u.item FROM verify_unresolved u JOIN verify_reused r USING (lint_id, invocation_id)",
-                        params)
+                        " u.invocation_id, u.seq, u.item FROM verify_unresolved u JOIN verify_reused r USING (lint_id, invocation_id)"
+                        " WHERE u.lint_id >= $oldest", params)
             con.execute("INSERT INTO lint_violations (lint_id, invocation_id, seq, code, message) SELECT $lint_id,"
                         " m.invocation_id, m.seq, m.code, m.message FROM lint_violations m"
-                        " JOIN verify_reused r USING (lint_id, invocation_id)", params)
+                        " JOIN verify_reused r USING (lint_id, invocation_id) WHERE m.lint_id >= $oldest", params)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
