@@ -275,12 +275,21 @@ _KEPT_JOIN = "LEFT JOIN {store}.derived_runs k ON k.invocation_id = r.invocation
 # Verdicts that still hold: computed by one of the latest passes with the same rules, templates
 # and tool version, on the same run rows (ingest_id), while the delegated children its GW3/GW4
 # findings look at are as they were (context_key). Filtering on lint_id first lets DuckDB skip
-# older history.
+# older history. The latest candidate is read alone first (usually it holds every unchanged run:
+# one pass's rows, no grouping); the older ones only for the runs it does not hold.
 _CANDIDATES_SQL = """
 SELECT lint_id FROM lints
 WHERE kind = 'lint' AND all_rules AND ruleset_hash = $ruleset_hash AND tool_version = $tool_version
 ORDER BY lint_id DESC
 LIMIT 3
+"""
+_REUSABLE_LATEST_SQL = """
+SELECT v.invocation_id, v.lint_id
+FROM lint_verdicts v
+JOIN runs r USING (invocation_id)
+LEFT JOIN lint_context x USING (invocation_id)
+WHERE v.lint_id = $latest
+  AND v.ingest_id = r.ingest_id AND v.context_key IS NOT DISTINCT FROM x.context_key{only}
 """
 _REUSABLE_SQL = """
 SELECT v.invocation_id, max(v.lint_id) AS lint_id
@@ -288,6 +297,7 @@ FROM lint_verdicts v
 JOIN runs r USING (invocation_id)
 LEFT JOIN lint_context x USING (invocation_id)
 WHERE v.lint_id >= $oldest AND v.lint_id IN (SELECT lint_id FROM lint_candidates)
+  AND v.invocation_id NOT IN (SELECT invocation_id FROM lint_reused_latest)
   AND v.ingest_id = r.ingest_id AND v.context_key IS NOT DISTINCT FROM x.context_key{only}
 GROUP BY v.invocation_id
 """
@@ -327,11 +337,17 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
             con.register("lint_candidates", pa.table({"lint_id": pa.array(candidates, pa.int32())}))
             registered.append("lint_candidates")
             only = " AND v.invocation_id IN (SELECT invocation_id FROM lint_wanted)" if wanted is not None else ""
-            reused = con.sql(_REUSABLE_SQL.format(only=only), params={"oldest": min(candidates)}).to_arrow_table()
-        oldest = min(candidates, default=0)
+            reused = con.sql(_REUSABLE_LATEST_SQL.format(only=only), params={"latest": candidates[0]}).to_arrow_table()
+        in_scope = len(wanted) if wanted is not None else con.execute("SELECT count(*) FROM runs").fetchall()[0][0]
+        if len(candidates) > 1 and reused.num_rows < in_scope:
+            con.register("lint_reused_latest", reused)
+            registered.append("lint_reused_latest")
+            older = con.sql(_REUSABLE_SQL.format(only=only), params={"oldest": min(candidates)}).to_arrow_table()
+            reused = pa.concat_tables([reused, older.cast(reused.schema)])
+        # The oldest pass a reused verdict comes from: the queries copying them skip older history.
+        oldest = pc.min(reused.column("lint_id")).as_py() if reused.num_rows else min(candidates, default=0)
         con.register("lint_reused", reused)
         registered.append("lint_reused")
-        in_scope = len(wanted) if wanted is not None else con.execute("SELECT count(*) FROM runs").fetchall()[0][0]
         if reused.num_rows == in_scope:
             scope_query = "SELECT invocation_id FROM runs WHERE false"  # nothing changed
         elif reused.num_rows:

@@ -121,6 +121,10 @@ def _refresh_store(con: duckdb.DuckDBPyConnection, database: str, workers: int, 
     present = [i for i, p in zip(changed.column("invocation_id").to_pylist(), changed.column("present").to_pylist()) if p]
     con.register("lint_store_changed", changed)
     try:
+        # Runs new since the store was brought up to date have no rows in it: when every changed
+        # run is new (the usual nightly), no store table is scanned for rows to delete.
+        kept = con.execute(f"SELECT count(*) FROM {target}.derived_runs "
+                           "WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)").fetchall()[0][0]
         with materialised(con, present, workers=workers) as workspace:
             workspace.wait()
             with transaction(con):
@@ -130,7 +134,8 @@ def _refresh_store(con: duckdb.DuckDBPyConnection, database: str, workers: int, 
                 for name in NAMES:
                     if name not in STORE_TABLES:  # a view: up to date by itself
                         continue
-                    con.execute(f"DELETE FROM {target}.{name} WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)")
+                    if kept:
+                        con.execute(f"DELETE FROM {target}.{name} WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)")
                     if present:
                         con.execute(f"INSERT INTO {target}.{name} SELECT * REPLACE (run_key + $offset AS run_key) "
                                     f"FROM {workspace.schema}.{name}", {"offset": offset})

@@ -6,6 +6,12 @@ run's exact ``sources.txt`` (groundwork.checks.messages), and appends the verdic
 history as lint (``lints`` kind ``verify``, ``verify_verdicts``, ``verify_unresolved``,
 ``lint_violations``).
 
+Re-verifying is incremental: a run whose rows have not been reloaded since a recent verify pass
+(same runs.ingest_id) with the same sources configuration (same sources.yaml path and bytes:
+``source_configs.config_id``, whose copies are pinned by their SHA-256), rule files, templates
+and groundwork version keeps that verdict (copied into the new pass inside the warehouse); only
+new or changed runs go through the rules (``reuse=True``: the nightly job).
+
 A run the workbench's own check would crash on (``runs.verifiable`` false, e.g. a list or object
 ``grounding_mode``, docs/rules.md#unverifiable-runs) is reported as ``unverifiable``, never as passed.
 The check has no early stops: it reads the mode and every evidence element of every envelope
@@ -23,15 +29,21 @@ from pathlib import Path
 import pyarrow as pa
 
 from groundwork import __version__ as TOOL_VERSION
-from groundwork.checks import messages
+from groundwork.checks import messages, sources as sources_mod
 from groundwork.checks import rules as rules_mod
 from groundwork.checks.sources import LoadedSources, _insert_arrow, load_into_warehouse
+from groundwork.core import canonical
 from groundwork.core.canonical import unknown_message
 from groundwork.core.errors import GroundworkError
+from groundwork.core.warehouse import schema_files
 
 VIOLATION_RULES = ("S1", "S2")
 UNRESOLVED_RULE = "S0"
 RULE_CODES = (UNRESOLVED_RULE,) + VIOLATION_RULES
+# Besides the S rule files and their templates, a verdict depends on these files: a change to any
+# of them changes the pass's rule-set hash, so no verdict is reused across it.
+_TEXT_SOURCES = (messages.TEMPLATES_DIR / messages.SOURCES, *messages.TEXT_SOURCES[1:], Path(__file__),
+                 Path(sources_mod.__file__), Path(canonical.__file__), Path(rules_mod.__file__), *schema_files())
 
 
 @dataclass(slots=True)
@@ -46,6 +58,7 @@ class RunVerdict:
     codes: list[str] = field(default_factory=list)
     reason: str | None = None     # why the run is unverifiable
     text: str | None = None       # exact sources.txt (final newline included); None if unverifiable
+    ingest_id: int | None = None  # runs.ingest_id of the run when it was judged
 
     @property
     def passed(self) -> bool:
@@ -64,19 +77,36 @@ class RunVerdict:
 
 @dataclass
 class VerifyResult:
+    """Everything one verify pass found. ``runs`` lists every selected run in invocation_id
+    order; verdicts reused from an earlier pass are read from the warehouse the first time
+    ``runs`` is used (keep the connection open until then); counts never need them."""
+
     sources_path: str
     config_id: int
-    runs: list[RunVerdict]
+    fresh: list[RunVerdict]
     lint_id: int | None = None    # history row (None when not recorded)
     seconds: float = 0.0
     loaded: LoadedSources | None = None
+    reused: int = 0
+    reused_from: int | None = None   # the oldest pass a reused verdict comes from
+    reused_counts: dict = field(default_factory=dict)   # status -> runs, verified, unresolved
+    _load_reused: object = None
+    _runs: list[RunVerdict] | None = None
+
+    @property
+    def runs(self) -> list[RunVerdict]:
+        if self._runs is None:
+            self._runs = self.fresh
+            if self.reused:
+                self._runs = sorted(self.fresh + self._load_reused(), key=lambda v: v.invocation_id)
+        return self._runs
 
     def count(self, status: str) -> int:
-        return sum(1 for r in self.runs if r.status == status)
+        return sum(1 for r in self.fresh if r.status == status) + self.reused_counts.get(status, 0)
 
     @property
     def clean(self) -> bool:
-        return all(r.passed for r in self.runs)
+        return self.count("failed") == 0 and self.count("unverifiable") == 0
 
     @property
     def exit_code(self) -> int:
@@ -85,10 +115,12 @@ class VerifyResult:
 
     def totals_line(self) -> str:
         where = f" (lint {self.lint_id})" if self.lint_id is not None else ""
-        return (f"groundwork verify{where}: {len(self.runs)} runs, {self.count('passed')} passed, "
+        verified = sum(r.verified for r in self.fresh) + self.reused_counts.get("verified", 0)
+        unresolved = sum(len(r.unresolved) for r in self.fresh) + self.reused_counts.get("unresolved", 0)
+        return (f"groundwork verify{where}: {len(self.fresh) + self.reused} runs, {self.count('passed')} passed, "
                 f"{self.count('failed')} failed, {self.count('unverifiable')} unverifiable; "
-                f"{sum(r.verified for r in self.runs)} evidence items verified, "
-                f"{sum(len(r.unresolved) for r in self.runs)} unresolved (sources: {self.sources_path})")
+                f"{verified} evidence items verified, "
+                f"{unresolved} unresolved (sources: {self.sources_path})")
 
 
 # ------------------------------------------------------------------------------------------
@@ -161,20 +193,136 @@ def sources_texts(verdicts) -> list[str]:
 # The check
 # ------------------------------------------------------------------------------------------
 
-def verify_warehouse(con, sources_path, *, runs=None, record=True) -> VerifyResult:
+_CANDIDATES_SQL = """
+SELECT lint_id FROM lints
+WHERE kind = 'verify' AND ruleset_hash = $ruleset AND tool_version = $tool_version AND config_id = $config
+ORDER BY lint_id DESC
+LIMIT 3
+"""
+# Verdicts that still hold: computed by one of the latest passes with the same rules, code and
+# sources configuration, on the same run rows (ingest_id). The latest candidate is read alone
+# first (one pass's rows, no grouping); the older ones only for the runs it does not hold.
+_REUSABLE_SQL = """
+SELECT v.invocation_id, max(v.lint_id) AS lint_id
+FROM verify_verdicts v
+JOIN runs r USING (invocation_id)
+WHERE v.lint_id >= $oldest AND v.lint_id IN (SELECT unnest($candidates)) AND v.ingest_id = r.ingest_id{only}
+GROUP BY v.invocation_id
+"""
+
+
+def _reusable(con, cfg: int, ruleset: str, runs) -> pa.Table | None:
+    """(invocation_id, lint_id) of every run (of ``runs``) whose verdict in a recent pass still holds."""
+    candidates = [r[0] for r in con.execute(_CANDIDATES_SQL, {"ruleset": ruleset, "tool_version": TOOL_VERSION,
+                                                               "config": cfg}).fetchall()]
+    if not candidates:
+        return None
+    only, params = "", {}
+    if runs is not None:
+        only = " AND v.invocation_id IN (SELECT unnest($runs))"
+        params["runs"] = list(runs)
+    found = con.sql(_REUSABLE_SQL.format(only=only), params={"oldest": candidates[0], "candidates": candidates[:1],
+                                                             **params}).to_arrow_table()
+    total = len(set(runs)) if runs is not None else con.execute("SELECT count(*) FROM runs").fetchall()[0][0]
+    if len(candidates) > 1 and found.num_rows < total:
+        con.register("verify_reused_latest", found)
+        try:
+            older = con.sql(_REUSABLE_SQL.format(only=only + " AND v.invocation_id NOT IN (SELECT invocation_id FROM verify_reused_latest)"),
+                            params={"oldest": min(candidates), "candidates": candidates[1:], **params}).to_arrow_table()
+        finally:
+            con.unregister("verify_reused_latest")
+        found = pa.concat_tables([found, older.cast(found.schema)])
+    return found
+
+
+def verify_warehouse(con, sources_path, *, runs=None, record=True, reuse=False) -> VerifyResult:
     """Source-check every run of the warehouse (or only ``runs``) against a sources.yaml.
 
     Raises ConfigError (one line, exit 2) for an unusable sources.yaml or a copy that no longer
-    matches its pin. With ``record`` the verdicts are appended to the check history.
+    matches its pin. With ``record`` the verdicts are appended to the check history. With
+    ``reuse`` (the nightly job) runs unchanged since a recent pass under the same configuration
+    keep that verdict, read back from the warehouse only when ``runs`` is used: keep ``con`` open
+    until then.
     """
     t0 = datetime.now(timezone.utc)
     loaded = load_into_warehouse(con, sources_path)
     cfg = loaded.config_id
     rules = source_rules()
+    ruleset = rules_mod.ruleset_hash(tuple(rules.values()), extra=_TEXT_SOURCES)
+    reused = _reusable(con, cfg, ruleset, runs) if reuse else None
+    con.register("verify_reused", reused if reused is not None else
+                 pa.table({"invocation_id": pa.array([], pa.string()), "lint_id": pa.array([], pa.int32())}))
+    try:
+        scope = runs
+        if reused is not None and reused.num_rows:
+            where = " AND invocation_id IN (SELECT unnest($runs))" if runs is not None else ""
+            scope = [r[0] for r in con.execute(
+                "SELECT invocation_id FROM runs WHERE invocation_id NOT IN (SELECT invocation_id FROM verify_reused)"
+                + where, {"runs": list(runs)} if runs is not None else None).fetchall()]
+            if runs is not None:  # runs unknown to the warehouse stay in scope (and are reported)
+                known = set(scope) | set(reused.column("invocation_id").to_pylist())
+                scope += [r for r in dict.fromkeys(runs) if r not in known]
+        fresh = _judge(con, cfg, rules, scope) if scope is None or scope else []
+        result = VerifyResult(sources_path=str(sources_path), config_id=cfg, fresh=fresh, loaded=loaded)
+        if reused is not None and reused.num_rows:
+            # The oldest pass a reused verdict comes from: the queries reading them skip older history.
+            result.reused = reused.num_rows
+            result.reused_from = con.execute("SELECT min(lint_id) FROM verify_reused").fetchall()[0][0]
+            result.reused_counts = _reused_counts(con, result.reused_from)
+            result._load_reused = lambda: _load_verdicts(con, reused, result.reused_from)
+        if record:
+            result.lint_id = record_history(con, result, started_at=t0, ruleset=ruleset)
+    finally:
+        con.unregister("verify_reused")
+    result.seconds = (datetime.now(timezone.utc) - t0).total_seconds()
+    return result
+
+
+def _reused_counts(con, oldest: int) -> dict:
+    counts = {}
+    for status, n, verified, unresolved in con.execute(
+            "SELECT v.status, count(*), sum(v.verified), sum(v.unresolved_count) FROM verify_verdicts v "
+            "JOIN verify_reused r USING (lint_id, invocation_id) WHERE v.lint_id >= $oldest GROUP BY v.status",
+            {"oldest": oldest}).fetchall():
+        counts[status] = n
+        counts["verified"] = counts.get("verified", 0) + int(verified or 0)
+        counts["unresolved"] = counts.get("unresolved", 0) + int(unresolved or 0)
+    return counts
+
+
+def _load_verdicts(con, reused: pa.Table, oldest: int) -> list[RunVerdict]:
+    """The verdicts a pass reused from earlier passes, as they were recorded."""
+    con.register("verify_reused_load", reused)
+    try:
+        verdicts = {}
+        for inv, status, verified, summary, reason, ingest_id in con.execute(
+                "SELECT v.invocation_id, v.status, v.verified, v.summary, v.reason, v.ingest_id FROM verify_verdicts v "
+                "JOIN verify_reused_load r USING (lint_id, invocation_id) WHERE v.lint_id >= $oldest",
+                {"oldest": oldest}).fetchall():
+            verdicts[inv] = RunVerdict(inv, status, verified or 0, reason=reason,
+                                       text=None if summary is None else summary + "\n", ingest_id=ingest_id)
+        for inv, item in con.execute("SELECT u.invocation_id, u.item FROM verify_unresolved u "
+                                     "JOIN verify_reused_load r USING (lint_id, invocation_id) WHERE u.lint_id >= $oldest "
+                                     "ORDER BY u.invocation_id, u.seq", {"oldest": oldest}).fetchall():
+            verdicts[inv].unresolved.append(item)
+        for inv, code, message in con.execute("SELECT m.invocation_id, m.code, m.message FROM lint_violations m "
+                                               "JOIN verify_reused_load r USING (lint_id, invocation_id) "
+                                               "WHERE m.lint_id >= $oldest ORDER BY m.invocation_id, m.seq",
+                                               {"oldest": oldest}).fetchall():
+            verdicts[inv].codes.append(code)
+            verdicts[inv].violations.append(message)
+    finally:
+        con.unregister("verify_reused_load")
+    return list(verdicts.values())
+
+
+def _judge(con, cfg: int, rules: dict, runs) -> list[RunVerdict]:
+    """Run the S rules over every run of the warehouse (or only ``runs``): verdicts in
+    invocation_id order."""
     with scoped_items(con, runs):
         scope_sql = " WHERE r.invocation_id IN (SELECT invocation_id FROM _verify_scope)" if runs is not None else ""
         run_rows = con.execute(
-            "SELECT r.invocation_id, coalesce(r.verifiable, FALSE), r.unverifiable_reason, coalesce(c.n, 0) "
+            "SELECT r.invocation_id, coalesce(r.verifiable, FALSE), r.unverifiable_reason, coalesce(c.n, 0), r.ingest_id "
             "FROM runs r LEFT JOIN (SELECT i.invocation_id, count(*) AS n FROM source_check_items i "
             "  JOIN source_refs sr ON sr.snapshot_ref = i.snapshot_ref AND sr.config_id = ? "
             f"  GROUP BY i.invocation_id) c ON c.invocation_id = r.invocation_id{scope_sql} "
@@ -199,45 +347,45 @@ def verify_warehouse(con, sources_path, *, runs=None, record=True) -> VerifyResu
 
     verdicts: list[RunVerdict] = []
     checked: list[RunVerdict] = []
-    for invocation_id, verifiable, reason, with_copy in run_rows:
+    for invocation_id, verifiable, reason, with_copy, ingest_id in run_rows:
         if not verifiable:
             verdicts.append(RunVerdict(invocation_id, "unverifiable",
-                                       reason=reason or "the workbench's source check cannot run on this envelope"))
+                                       reason=reason or "the workbench's source check cannot run on this envelope",
+                                       ingest_id=ingest_id))
             continue
         vrows = by_run_violations.get(invocation_id)
         unres = by_run_unresolved.get(invocation_id, [])
         if vrows:
             verdict = RunVerdict(invocation_id, "failed", with_copy - len(vrows), unres,
-                                 [r["message"] for r in vrows], [r["code"] for r in vrows])
+                                 [r["message"] for r in vrows], [r["code"] for r in vrows], ingest_id=ingest_id)
         else:
-            verdict = RunVerdict(invocation_id, "passed", with_copy, unres)
+            verdict = RunVerdict(invocation_id, "passed", with_copy, unres, ingest_id=ingest_id)
         verdicts.append(verdict)
         checked.append(verdict)
     for verdict, text in zip(checked, sources_texts(checked)):
         verdict.text = text
-    result = VerifyResult(sources_path=str(sources_path), config_id=cfg, runs=verdicts, loaded=loaded)
-    if record:
-        result.lint_id = record_history(con, result, started_at=t0,
-                                        ruleset=rules_mod.ruleset_hash(tuple(rules.values())))
-    result.seconds = (datetime.now(timezone.utc) - t0).total_seconds()
-    return result
+    return verdicts
 
 
 def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: str) -> int:
-    """Append one verify pass to lints / verify_verdicts / verify_unresolved / lint_violations."""
+    """Append one verify pass to lints / verify_verdicts / verify_unresolved / lint_violations.
+
+    Fresh verdicts are written from Arrow tables; reused ones are copied inside the warehouse
+    (the ``verify_reused`` relation registered by ``verify_warehouse``)."""
     naive = lambda t: t.astimezone(timezone.utc).replace(tzinfo=None)  # noqa: E731
     finished = datetime.now(timezone.utc)
-    runs = result.runs
+    runs = result.fresh
     con.execute("BEGIN TRANSACTION")
     try:
         lint_id = con.execute("SELECT coalesce(max(lint_id), 0) + 1 FROM lints").fetchone()[0]
+        failed = result.count("failed") + result.count("unverifiable")
         con.execute("INSERT INTO lints (lint_id, kind, started_at, finished_at, ruleset_hash, rules, tool_version, "
-                    "sources_path, runs_checked, runs_failed) VALUES (?, 'verify', ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "sources_path, runs_checked, runs_failed, config_id) VALUES (?, 'verify', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [lint_id, naive(started_at), naive(finished), ruleset, ",".join(RULE_CODES),
-                     TOOL_VERSION, str(Path(result.sources_path).resolve()), len(runs),
-                     sum(1 for r in runs if r.status != "passed")])
+                     TOOL_VERSION, str(Path(result.sources_path).resolve()), len(runs) + result.reused,
+                     failed, result.config_id])
         cols = {name: [] for name in ("invocation_id", "status", "passed", "verified", "unresolved_count",
-                                      "summary", "reason")}
+                                      "summary", "reason", "ingest_id")}
         for r in runs:
             cols["invocation_id"].append(r.invocation_id)
             cols["status"].append(r.status)
@@ -246,7 +394,8 @@ def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: 
             cols["unresolved_count"].append(len(r.unresolved))
             cols["summary"].append(None if r.text is None else r.text[:-1])
             cols["reason"].append(r.reason)
-        types = {"passed": pa.bool_(), "verified": pa.int32(), "unresolved_count": pa.int32()}
+            cols["ingest_id"].append(r.ingest_id)
+        types = {"passed": pa.bool_(), "verified": pa.int32(), "unresolved_count": pa.int32(), "ingest_id": pa.int32()}
         _insert_arrow(con, "verify_verdicts", pa.table({
             "lint_id": pa.array([lint_id] * len(runs), pa.int32()),
             **{name: pa.array(values, types.get(name, pa.string())) for name, values in cols.items()}}))
@@ -268,6 +417,19 @@ def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: 
                 "seq": pa.array(seqs, pa.int32()),
                 "code": pa.array(codes, pa.string()),
                 "message": pa.array(msgs, pa.string())}))
+        if result.reused:
+            params = {"lint_id": lint_id, "oldest": result.reused_from}
+            con.execute("INSERT INTO verify_verdicts (lint_id, invocation_id, status, passed, verified, unresolved_count,"
+                        " summary, reason, ingest_id) SELECT $lint_id, v.invocation_id, v.status, v.passed, v.verified,"
+                        " v.unresolved_count, v.summary, v.reason, v.ingest_id"
+                        " FROM verify_verdicts v JOIN verify_reused r USING (lint_id, invocation_id)"
+                        " WHERE v.lint_id >= $oldest", params)
+            con.execute("INSERT INTO verify_unresolved (lint_id, invocation_id, seq, item) SELECT $lint_id,"
+                        " u.invocation_id, u.seq, u.item FROM verify_unresolved u JOIN verify_reused r USING (lint_id, invocation_id)"
+                        " WHERE u.lint_id >= $oldest", params)
+            con.execute("INSERT INTO lint_violations (lint_id, invocation_id, seq, code, message) SELECT $lint_id,"
+                        " m.invocation_id, m.seq, m.code, m.message FROM lint_violations m"
+                        " JOIN verify_reused r USING (lint_id, invocation_id) WHERE m.lint_id >= $oldest", params)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

@@ -47,7 +47,8 @@ class NightlyResult:
     lint: object = None
     verify: object = None
     reports: object = None
-    seconds: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict)   # wall seconds per phase, and total
+    cpu: dict = field(default_factory=dict)       # CPU seconds of this process per phase (all its threads)
 
 
 def _utcnow() -> dt.datetime:
@@ -107,6 +108,23 @@ def _crash_point(step: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+class _Phases:
+    """Wall and CPU seconds of each phase of the job (``with phases("lint"): ...``)."""
+
+    def __init__(self):
+        self.seconds: dict = {}
+        self.cpu: dict = {}
+
+    @contextlib.contextmanager
+    def __call__(self, name: str):
+        wall, cpu = time.perf_counter(), time.process_time()
+        try:
+            yield
+        finally:
+            self.seconds[name] = time.perf_counter() - wall
+            self.cpu[name] = time.process_time() - cpu
+
+
 def _attr(obj, *names):
     for n in names:
         v = getattr(obj, n, None)
@@ -154,7 +172,7 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
     except BaseException:
         _remove_empty(created)
         raise
-    started = time.time()
+    started, started_cpu = time.time(), time.process_time()
     # The parser processes start while the warehouse opens (as in `groundwork ingest`) when many
     # runs will be parsed, and stop once the ingest is done (a quick scan starts its own if it
     # finds many new runs).
@@ -167,25 +185,21 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
         parser_pool.close()
         _remove_empty(created)
         raise
-    seconds: dict = {}
+    phase = _Phases()
     try:
         nid = _start(con, runs_dir, out)
         try:
-            t = time.perf_counter()
-            with parser_pool:
+            with phase("ingest"), parser_pool:
                 every = FULL_SCAN_EVERY if full_scan_every is None else full_scan_every
                 full = full_scan or full_scan_due(con, runs_dir, every)
                 ingest = ingest_archive(con, runs_dir, progress=progress, parsers=pool if early else None,
                                         full_scan=full)
-            seconds["ingest"] = time.perf_counter() - t
-            t = time.perf_counter()
-            lint = lint_warehouse(con, record=True)
-            seconds["lint"] = time.perf_counter() - t
+            with phase("lint"):
+                lint = lint_warehouse(con, record=True)
             verify = None
             if sources is not None:
-                t = time.perf_counter()
-                verify = verify_warehouse(con, sources, record=True)
-                seconds["verify"] = time.perf_counter() - t
+                with phase("verify"):
+                    verify = verify_warehouse(con, sources, record=True, reuse=True)
             lint_id = _attr(lint, "lint_id")
             verify_id = _attr(verify, "lint_id", "verify_id") if verify is not None else None
             if lint_id is None:
@@ -208,31 +222,30 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
                 "started_epoch": started,
             }
             # Counts first (the trend chart shows this nightly too), exit status last.
-            rdata.build_state(con, p)
-            totals = rdata.totals(con, p)
+            with phase("build_state"):
+                rdata.build_state(con, p)
+                totals = rdata.totals(con, p)
             con.execute(
                 "UPDATE nightlies SET baseline_nightly_id = ?, baseline_lint_id = ?, baseline_verify_id = ?, "
                 "runs_failing = ?, new_failing = ?, resolved = ?, still_failing = ? WHERE nightly_id = ?",
                 [p.baseline_nightly_id, p.baseline_lint_id, p.baseline_verify_id,
                  totals["runs_failing"], totals["new_failing"], totals["resolved"], totals["still_failing"], nid],
             )
-            t = time.perf_counter()
             try:
-                reports = build_reports(con, out, p, meta, state_ready=True)
+                with phase("reports"):
+                    reports = build_reports(con, out, p, meta, state_ready=True)
             except OSError as exc:
                 raise GroundworkError(f"cannot write the reports to {out}: {exc.strerror or exc}") from None
-            seconds["reports"] = time.perf_counter() - t
             status = 1 if reports.totals["new_failing"] else 0
             # Keep the runs' derived relations in the warehouse (only new or reloaded runs are
             # derived again), so that a full re-lint, e.g. after a rule file changed, evaluates the
             # rules without deriving first. A cache: failing here fails nothing.
-            t = time.perf_counter()
             _crash_point("keep-derived")
-            try:
-                keep_derived(con)
-            except duckdb.Error:
-                pass
-            seconds["keep_derived"] = time.perf_counter() - t
+            with phase("keep_derived"):
+                try:
+                    keep_derived(con)
+                except duckdb.Error:
+                    pass
             # Finished: only now does this nightly become the baseline of the next (nightly_passes
             # reads exit_status). One killed before this line has none, so the next nightly compares
             # with the same baseline as this one and reports the same new failures.
@@ -248,6 +261,8 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
     finally:
         parser_pool.close()
         con.close()
-    seconds["total"] = time.time() - started
+    phase.seconds["total"] = time.time() - started
+    phase.cpu["total"] = time.process_time() - started_cpu
     return NightlyResult(exit_status=status, nightly_id=nid, out_dir=out, fleet_html=reports.fleet_html,
-                         totals=reports.totals, ingest=ingest, lint=lint, verify=verify, reports=reports, seconds=seconds)
+                         totals=reports.totals, ingest=ingest, lint=lint, verify=verify, reports=reports,
+                         seconds=phase.seconds, cpu=phase.cpu)

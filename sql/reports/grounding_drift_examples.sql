@@ -4,6 +4,6 @@
 -- $lint: the lint pass; $top: how many.
 SELECT d.invocation_id, st.agent_id, st.failing AS has_page, d.drift AS class,
        d.recorded_grounding AS recorded, d.today_grounding AS today
-FROM recorded_drift d JOIN report_state st ON st.invocation_id = d.invocation_id
+FROM lint_drift d JOIN report_state st ON st.invocation_id = d.invocation_id
 WHERE d.lint_id = $lint AND d.drift <> 'withheld'
 ORDER BY d.drift, d.invocation_id LIMIT $top

@@ -23,3 +23,7 @@ ALTER TABLE IF EXISTS archive_files ADD COLUMN IF NOT EXISTS tail_sha256 VARCHAR
 ALTER TABLE IF EXISTS runs ADD COLUMN IF NOT EXISTS outcome_problem VARCHAR;
 ALTER TABLE IF EXISTS runs ADD COLUMN IF NOT EXISTS evidence_problem VARCHAR;
 ALTER TABLE IF EXISTS runs ADD COLUMN IF NOT EXISTS delegations_problem VARCHAR;
+
+-- Verify history: verdict reuse across verify passes (the run rows and sources configuration judged).
+ALTER TABLE IF EXISTS lints ADD COLUMN IF NOT EXISTS config_id INTEGER;
+ALTER TABLE IF EXISTS verify_verdicts ADD COLUMN IF NOT EXISTS ingest_id INTEGER;

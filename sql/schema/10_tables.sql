@@ -382,7 +382,8 @@ CREATE TABLE IF NOT EXISTS lints (
     sources_path   VARCHAR,
     runs_checked   INTEGER,
     runs_failed    INTEGER,
-    all_rules      BOOLEAN
+    all_rules      BOOLEAN,
+    config_id      INTEGER
 );
 COMMENT ON TABLE lints IS 'Append-only history: one row per lint or verify pass over the warehouse.';
 COMMENT ON COLUMN lints.lint_id IS 'Sequential id of the pass.';
@@ -396,6 +397,7 @@ COMMENT ON COLUMN lints.sources_path IS 'sources.yaml used by a verify pass (NUL
 COMMENT ON COLUMN lints.runs_checked IS 'Runs given a verdict.';
 COMMENT ON COLUMN lints.runs_failed IS 'Runs that failed (or could not be checked).';
 COMMENT ON COLUMN lints.all_rules IS 'lint passes: true when every grounding rule was applied (no --rules selection); NULL for verify passes.';
+COMMENT ON COLUMN lints.config_id IS 'verify passes: the sources configuration used (source_configs); NULL for lint.';
 
 CREATE TABLE IF NOT EXISTS lint_verdicts (
     lint_id           INTEGER,
@@ -447,7 +449,8 @@ CREATE TABLE IF NOT EXISTS verify_verdicts (
     verified         INTEGER,
     unresolved_count INTEGER,
     summary          VARCHAR,
-    reason           VARCHAR
+    reason           VARCHAR,
+    ingest_id        INTEGER
 );
 COMMENT ON TABLE verify_verdicts IS 'One row per run per verify pass.';
 COMMENT ON COLUMN verify_verdicts.lint_id IS 'The verify pass (lints.kind = verify).';
@@ -458,6 +461,7 @@ COMMENT ON COLUMN verify_verdicts.verified IS 'Evidence items verified against a
 COMMENT ON COLUMN verify_verdicts.unresolved_count IS 'Evidence items without an independent copy.';
 COMMENT ON COLUMN verify_verdicts.summary IS 'Exact sources.txt text, without the final newline.';
 COMMENT ON COLUMN verify_verdicts.reason IS 'Why the run could not be verified.';
+COMMENT ON COLUMN verify_verdicts.ingest_id IS 'runs.ingest_id of the run when it was judged (a later verify pass reuses the verdict while it is unchanged).';
 
 CREATE TABLE IF NOT EXISTS verify_unresolved (
     lint_id        INTEGER,

@@ -94,20 +94,22 @@ COMMENT ON COLUMN lint_diff.previous_lint_id IS 'The run''s full lint pass befor
 COMMENT ON COLUMN lint_diff.status IS 'Verdict status in the latest pass.';
 COMMENT ON COLUMN lint_diff.previous_status IS 'Verdict status in the previous pass (NULL when linted once).';
 
-CREATE OR REPLACE VIEW recorded_drift AS
-WITH today AS (
-    SELECT l.*, r.recorded_grounding, coalesce(r.withheld, false) AS withheld
-    FROM latest_lint l
-    JOIN runs r USING (invocation_id)
-    WHERE r.recorded_grounding IS NOT NULL
-      AND (l.summary IS NULL OR l.summary || chr(10) <> r.recorded_grounding)
+CREATE OR REPLACE VIEW lint_drift AS
+WITH judged AS (
+    SELECT v.lint_id, v.invocation_id, v.status, v.mode, v.summary, r.recorded_grounding,
+           coalesce(r.withheld, false) AS withheld
+    FROM lint_verdicts v
+    JOIN lints l ON l.lint_id = v.lint_id
+    JOIN runs r ON r.invocation_id = v.invocation_id
+    WHERE l.kind = 'lint' AND coalesce(l.all_rules, true)
+      AND r.recorded_grounding IS NOT NULL
+      AND (v.summary IS NULL OR v.summary || chr(10) <> r.recorded_grounding)
 ),
 e1 AS (
-    SELECT m.invocation_id, count(*) AS e1_count
-    FROM lint_violations m
-    JOIN today t ON t.invocation_id = m.invocation_id AND t.lint_id = m.lint_id
-    WHERE m.code = 'E1'
-    GROUP BY m.invocation_id
+    SELECT lint_id, invocation_id, count(*) AS e1_count
+    FROM lint_violations
+    WHERE code = 'E1'
+    GROUP BY lint_id, invocation_id
 )
 SELECT t.invocation_id, t.lint_id, t.status, t.recorded_grounding,
        CASE WHEN t.summary IS NULL THEN NULL ELSE t.summary || chr(10) END AS today_grounding,
@@ -121,8 +123,20 @@ SELECT t.invocation_id, t.lint_id, t.status, t.recorded_grounding,
            WHEN t.recorded_grounding LIKE 'grounding: passed%' AND t.status <> 'passed' THEN 'recorded_pass_fails_today'
            ELSE 'other'
        END AS drift
-FROM today t
-LEFT JOIN e1 USING (invocation_id);
+FROM judged t
+LEFT JOIN e1 ON e1.lint_id = t.lint_id AND e1.invocation_id = t.invocation_id;
+COMMENT ON VIEW lint_drift IS 'For every full lint pass (all rules) and run it judged whose recorded grounding.txt differs from the pass''s text: the class of the difference, as recorded_drift defines it for today''s verdicts (a report on one pass filters lint_id, which reads that pass alone).';
+COMMENT ON COLUMN lint_drift.invocation_id IS 'The run.';
+COMMENT ON COLUMN lint_drift.lint_id IS 'The lint pass.';
+COMMENT ON COLUMN lint_drift.status IS 'The pass''s status: passed, failed or unlintable.';
+COMMENT ON COLUMN lint_drift.recorded_grounding IS 'grounding.txt as the workbench wrote it.';
+COMMENT ON COLUMN lint_drift.today_grounding IS 'grounding.txt as the pass gives it (NULL when unlintable).';
+COMMENT ON COLUMN lint_drift.drift IS 'withheld, rules_changed, recorded_pass_fails_today or other (see recorded_drift).';
+
+CREATE OR REPLACE VIEW recorded_drift AS
+SELECT d.invocation_id, d.lint_id, d.status, d.recorded_grounding, d.today_grounding, d.drift
+FROM lint_drift d
+JOIN latest_lint l ON l.lint_id = d.lint_id AND l.invocation_id = d.invocation_id;
 COMMENT ON VIEW recorded_drift IS 'Runs whose recorded grounding.txt differs from today''s verdict (latest_lint), classified: withheld (the conductor stored an envelope without the payload and evidence it judged, docs/rules.md#live-and-stored-verdicts), rules_changed (the text matches an older workbench rule set: no E1 lines where E1 fires today, or delegation rejected as an invalid mode, docs/rules.md#older-rule-sets), recorded_pass_fails_today, other.';
 COMMENT ON COLUMN recorded_drift.invocation_id IS 'The run.';
 COMMENT ON COLUMN recorded_drift.lint_id IS 'The lint pass today''s verdict comes from.';
@@ -188,31 +202,21 @@ WITH passes AS (
     FROM nightly_passes
     WHERE lint_id IS NOT NULL
 ),
-verdicts AS (
-    SELECT p.nightly_id, v.invocation_id, 'g' AS side, v.status, v.summary
-    FROM passes p JOIN lint_verdicts v ON v.lint_id = p.lint_id
-    UNION ALL
-    SELECT p.nightly_id, v.invocation_id, 'gb' AS side, v.status, v.summary
-    FROM passes p JOIN lint_verdicts v ON v.lint_id = p.baseline_lint_id
-    UNION ALL
-    SELECT p.nightly_id, v.invocation_id, 's' AS side, v.status, v.summary
-    FROM passes p JOIN verify_verdicts v ON v.lint_id = p.verify_id
-    UNION ALL
-    SELECT p.nightly_id, v.invocation_id, 'sb' AS side, v.status, v.summary
-    FROM passes p JOIN verify_verdicts v ON v.lint_id = p.baseline_verify_id
-),
+-- Each pass's verdicts, joined by run (full joins: a run may be judged by some of the passes only).
+g AS (SELECT p.nightly_id, v.invocation_id, v.status, v.summary FROM passes p JOIN lint_verdicts v ON v.lint_id = p.lint_id),
+gb AS (SELECT p.nightly_id, v.invocation_id, v.status, v.summary FROM passes p JOIN lint_verdicts v ON v.lint_id = p.baseline_lint_id),
+s AS (SELECT p.nightly_id, v.invocation_id, v.status, v.summary FROM passes p JOIN verify_verdicts v ON v.lint_id = p.verify_id),
+sb AS (SELECT p.nightly_id, v.invocation_id, v.status, v.summary FROM passes p JOIN verify_verdicts v ON v.lint_id = p.baseline_verify_id),
 flags AS (
-    SELECT nightly_id, invocation_id,
-           max(status) FILTER (WHERE side = 'g') AS g_status,
-           max(status) FILTER (WHERE side = 'gb') AS gb_status,
-           max(status) FILTER (WHERE side = 's') AS s_status,
-           max(status) FILTER (WHERE side = 'sb') AS sb_status,
-           max(summary) FILTER (WHERE side = 'g') AS g_summary,
-           max(summary) FILTER (WHERE side = 'gb') AS gb_summary,
-           max(summary) FILTER (WHERE side = 's') AS s_summary,
-           max(summary) FILTER (WHERE side = 'sb') AS sb_summary
-    FROM verdicts
-    GROUP BY nightly_id, invocation_id
+    SELECT coalesce(g.nightly_id, gb.nightly_id, s.nightly_id, sb.nightly_id) AS nightly_id,
+           coalesce(g.invocation_id, gb.invocation_id, s.invocation_id, sb.invocation_id) AS invocation_id,
+           g.status AS g_status, gb.status AS gb_status, s.status AS s_status, sb.status AS sb_status,
+           g.summary AS g_summary, gb.summary AS gb_summary, s.summary AS s_summary, sb.summary AS sb_summary
+    FROM g
+    FULL JOIN gb ON gb.nightly_id = g.nightly_id AND gb.invocation_id = g.invocation_id
+    FULL JOIN s ON s.nightly_id = coalesce(g.nightly_id, gb.nightly_id) AND s.invocation_id = coalesce(g.invocation_id, gb.invocation_id)
+    FULL JOIN sb ON sb.nightly_id = coalesce(g.nightly_id, gb.nightly_id, s.nightly_id)
+                AND sb.invocation_id = coalesce(g.invocation_id, gb.invocation_id, s.invocation_id)
 ),
 failing AS (
     SELECT f.*,

@@ -60,11 +60,18 @@ def test_every_corpus_run_matches_the_workbench_verdict(warehouse_copy):
         assert r.codes == s["codes"], exp["scenario"]
 
 
-def test_verdicts_go_to_the_append_only_history(warehouse_copy):
+@pytest.mark.parametrize("reuse", [False, True])
+def test_verdicts_go_to_the_append_only_history(warehouse_copy, reuse):
+    """Every pass records every run's verdict, also when it reuses them (nothing changed: the
+    second pass judges no run itself)."""
     con = connect(warehouse_copy)
-    first = verify_warehouse(con, SOURCES)
-    second = verify_warehouse(con, SOURCES)
+    first = verify_warehouse(con, SOURCES, reuse=reuse)
+    second = verify_warehouse(con, SOURCES, reuse=reuse)
     assert second.lint_id == first.lint_id + 1
+    assert (len(second.fresh), second.reused) == ((0, len(EXPECTED)) if reuse else (len(EXPECTED), 0))
+    assert [(r.invocation_id, r.text, r.codes, r.unresolved) for r in second.runs] == \
+           [(r.invocation_id, r.text, r.codes, r.unresolved) for r in first.runs]
+    assert second.totals_line().split(":", 1)[1] == first.totals_line().split(":", 1)[1]
     kinds = con.execute("SELECT lint_id, kind, runs_checked, runs_failed, sources_path FROM lints ORDER BY lint_id").fetchall()
     failed = sum(1 for e in EXPECTED.values() if not e["sources"]["passed"])
     assert kinds[-2:] == [(first.lint_id, "verify", len(EXPECTED), failed, str(SOURCES.resolve())),
@@ -84,6 +91,22 @@ def test_verdicts_go_to_the_append_only_history(warehouse_copy):
                                  "WHERE lint_id = ? ORDER BY invocation_id, seq", [lint_id]).fetchall()
         assert unresolved == sorted((inv, i, u) for inv, e in EXPECTED.items()
                                     for i, u in enumerate(e["sources"]["unresolved"]))
+
+
+def test_a_reverify_judges_again_only_reloaded_runs_or_all_under_another_configuration(warehouse_copy, tmp_path):
+    con = connect(warehouse_copy)
+    verify_warehouse(con, SOURCES, reuse=True)
+    reloaded = sorted(EXPECTED)[1]
+    con.execute("UPDATE runs SET ingest_id = ingest_id + 1000 WHERE invocation_id = ?", [reloaded])  # as a reload does
+    again = verify_warehouse(con, SOURCES, reuse=True)
+    assert [r.invocation_id for r in again.fresh] == [reloaded] and again.reused == len(EXPECTED) - 1
+    # The same sources.yaml bytes elsewhere are another configuration: nothing is reused.
+    shutil.copy(SOURCES, tmp_path / "sources.yaml")
+    shutil.copytree(CORPUS / "snapshots", tmp_path / "snapshots")
+    moved = verify_warehouse(con, tmp_path / "sources.yaml", reuse=True)
+    assert moved.reused == 0 and len(moved.fresh) == len(EXPECTED)
+    for result in (again, moved):
+        assert {r.invocation_id: r.text for r in result.runs} == {i: e["sources_txt"] for i, e in EXPECTED.items()}
 
 
 def test_only_the_runs_asked_for(warehouse_copy):

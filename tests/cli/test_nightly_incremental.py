@@ -1,0 +1,177 @@
+"""An incremental nightly (verdicts reused, lint_store kept, only changed pages rewritten) gives
+the same reports as a nightly that recomputes everything, after any sequence of additions, edits,
+deletions and rule changes (issue 16 point 1).
+
+Two warehouses follow the same archive through a seeded random sequence of changes:
+
+- ``incremental``: the nightly as it runs in production (one report directory, kept between
+  nights; verdicts of unchanged runs reused; lint_store kept by keep_derived);
+- ``reference``: every check recomputed from scratch each night (no verdict reused, no
+  lint_store) into an empty report directory.
+
+Both record one ingest, lint and verify pass per nightly, so their ids agree; what differs, and
+is masked before the byte-for-byte comparison (``MASKS``):
+
+- timestamps of the nightly itself (generated_at, passes' started_at / finished_at, the trend's
+  ``at``, junit timestamps: every ISO time on or after the test's start day; the archive's own
+  times are older) and the Unix times / durations in summary.json and the metrics textfile;
+- the report directory and warehouse paths (TMP/inc/... and TMP/ref/...: summary.json meta,
+  summary.md);
+- ``.groundwork-manifest.json`` (the incremental writer's own bookkeeping) is not compared.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import random
+import re
+import shutil
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from groundwork.checks import lint as lint_mod
+from groundwork.checks import rules as rules_mod
+from groundwork.checks import verify as verify_mod
+from groundwork.jobs import nightly as nightly_job
+from ingest_support import EXAMPLE
+
+HELD_BACK = 12       # runs of the example archive that arrive later
+EXTRA_STEPS = 3    # nights of mixed changes after each kind of change alone
+NOT_COMPARED = {".groundwork-manifest.json"}
+
+
+def _masks(start_day: str):
+    iso = re.compile(rb"(\d{4}-\d\d-\d\d)T\d\d:\d\d:\d\d(?:\.\d+)?Z")
+
+    def mask_time(m: re.Match) -> bytes:
+        return b"<now>" if m.group(1).decode() >= start_day else m.group(0)
+
+    epoch = re.compile(rb'("(?:started|finished)_epoch": |"duration_seconds": |'
+                       rb"groundwork_nightly_(?:duration_seconds|last_success_timestamp_seconds) )[0-9.e+-]+")
+    return lambda text: epoch.sub(rb"\1<n>", iso.sub(mask_time, text))
+
+
+def _tree(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
+            if p.is_file() and p.name not in NOT_COMPARED}
+
+
+class Archive:
+    """A copy of the example archive, changed step by step (files are replaced, never edited in
+    place: a new file in the run folder, as the workbench writes)."""
+
+    def __init__(self, root: Path, rng: random.Random):
+        shutil.copytree(EXAMPLE, root)
+        self.root, self.runs, self.rng = root, root / "runs", rng
+        self.index = {json.loads(line)["invocation_id"]: line
+                      for line in (self.runs / "invocations.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)}
+        present = self.present()
+        self.held = rng.sample(present, HELD_BACK)
+        for inv in self.held:
+            shutil.rmtree(self.runs / inv)
+        kept = [line for inv, line in self.index.items() if inv not in self.held]
+        self._replace(self.runs / "invocations.jsonl", "".join(kept))
+
+    def present(self) -> list[str]:
+        return sorted(p.name for p in self.runs.iterdir() if p.is_dir() and p.name != "schemas")
+
+    @staticmethod
+    def _replace(path: Path, text: str) -> None:
+        tmp = path.with_name(path.name + ".new")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+
+    def add(self) -> str:
+        if not self.held:
+            return "add: nothing held back"
+        chosen = [self.held.pop() for _ in range(min(len(self.held), self.rng.randint(1, 3)))]
+        for inv in chosen:
+            shutil.copytree(EXAMPLE / "runs" / inv, self.runs / inv)
+            if inv in self.index:
+                with open(self.runs / "invocations.jsonl", "a", encoding="utf-8") as fh:
+                    fh.write(self.index[inv])
+        return f"add {chosen}"
+
+    def edit(self) -> str:
+        inv = self.rng.choice(self.present())
+        run = self.runs / inv
+        kind = self.rng.choice(["drop-span", "break-envelope", "recorded-text"])
+        if kind == "drop-span" and (run / "spans.jsonl").is_file():
+            lines = (run / "spans.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+            self._replace(run / "spans.jsonl", "".join(lines[:-1]))
+        elif kind == "break-envelope" and (run / "envelope.json").is_file():
+            self._replace(run / "envelope.json", "{")
+        else:
+            self._replace(run / "grounding.txt", "grounding: passed (mode=none, 0 retrieval spans, 0 chat spans)\n")
+        return f"edit {kind} {inv}"
+
+    def delete(self) -> str:
+        inv = self.rng.choice(self.present())
+        shutil.rmtree(self.runs / inv)
+        return f"delete {inv}"
+
+
+def _changed_rules(root: Path) -> Path:
+    """A copy of sql/rules/ in which N1 never fires (a rule change that resolves runs)."""
+    shutil.copytree(rules_mod.RULES_DIR, root)
+    path = root / "N1.sql"
+    header, body = rules_mod.split_header(path.read_text(encoding="utf-8"))
+    head = "".join(f"-- {k}: {v}\n" for k, v in header.items())
+    path.write_text(f"{head}SELECT * FROM (\n{body.strip().rstrip(';')}\n) AS q WHERE false\n", encoding="utf-8")
+    return root
+
+
+def _run(archive: Archive, wh: Path, out: Path):
+    return nightly_job.run_nightly(archive.runs, out=out, warehouse=wh, sources=archive.root / "sources.yaml")
+
+
+@pytest.mark.parametrize("seed", [7, 11])
+def test_incremental_nightly_reports_equal_a_nightly_that_recomputes_everything(tmp_path, monkeypatch, seed):
+    start_day = dt.datetime.now(dt.timezone.utc).date().isoformat()
+    mask = _masks(start_day)
+    rng = random.Random(seed)
+    archive = Archive(tmp_path / "archive", rng)
+    changed_rules = _changed_rules(tmp_path / "rules-changed")
+    inc_wh, inc_out = tmp_path / "inc" / "warehouse.duckdb", tmp_path / "inc" / "out"
+    ref_wh = tmp_path / "ref" / "warehouse.duckdb"
+    original_rules = rules_mod.RULES_DIR
+    rules = original_rules
+    history = []
+    hashes = set()
+    # Night 0: the first nightly; night 1: nothing changed; then each kind of change alone, in a
+    # seeded order, then seeded mixtures.
+    singles = [["add"], ["edit"], ["delete"], ["rules"]]
+    rng.shuffle(singles)
+    plan = [[], ["nothing"], *singles] + [rng.sample(["add", "edit", "delete", "rules", "nothing"], rng.randint(2, 3))
+                                          for _ in range(EXTRA_STEPS)]
+    for step, actions in enumerate(plan):
+        for action in actions:
+            if action == "rules":
+                rules = changed_rules if rules == original_rules else original_rules
+                history.append(f"rules -> {rules.name}")
+            elif action != "nothing":
+                history.append(getattr(archive, action)())
+        monkeypatch.setattr(rules_mod, "RULES_DIR", rules)
+        inc = _run(archive, inc_wh, inc_out)
+        ref_out = tmp_path / "ref" / "out"
+        shutil.rmtree(ref_out, ignore_errors=True)   # an empty report directory every night
+        with monkeypatch.context() as m:
+            m.setattr(nightly_job, "lint_warehouse", partial(lint_mod.lint_warehouse, reuse=False))
+            m.setattr(nightly_job, "verify_warehouse", partial(verify_mod.verify_warehouse, reuse=False))
+            m.setattr(nightly_job, "keep_derived", lambda con, **kw: "unavailable")
+            ref = _run(archive, ref_wh, ref_out)
+        where = f"step {step} after {history}"
+        assert inc.exit_status == ref.exit_status, where
+        for key in ("runs_failing", "new_failing", "resolved", "still_failing", "gone", "runs_linted", "runs_verified"):
+            assert inc.totals[key] == ref.totals[key], (key, where)
+        inc_files, ref_files = _tree(inc_out), _tree(ref_out)
+        assert sorted(inc_files) == sorted(ref_files), where
+        for name, body in ref_files.items():
+            body = body.replace(b"/ref/", b"/inc/")   # TMP/ref/{out,warehouse.duckdb} -> TMP/inc/...
+            assert mask(inc_files[name]) == mask(body), (name, where)
+        hashes.add(inc.lint.ruleset_hash)
+    assert len(hashes) == 2, "the rule change took effect"
