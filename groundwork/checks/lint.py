@@ -514,6 +514,21 @@ def _assemble(batch: FreshBatch, base: pa.Table, found: pa.Table) -> None:
     batch.summary = pa.DictionaryArray.from_arrays(encoded.indices.cast(pa.int32()), pa.array(texts, _STRING))
 
 
+def assemble(base: pa.Table, found: pa.Table) -> FreshBatch:
+    """The verdicts of the runs of ``base`` (rows of ``base_sql()``) from their rendered rule
+    rows ``found`` (invocation_id, code, message, finding; in report order per run): what a pass
+    does after its rules ran, for an engine that ran them elsewhere (groundwork/spark)."""
+    batch = FreshBatch()
+    _assemble(batch, base, found)
+    return batch
+
+
+def base_sql() -> str:
+    """The per-run query of a full pass (every run): lintable, reason, mode and counts; binds
+    ``$cycle_reason`` (CYCLE_REASON)."""
+    return _BASE_SQL.format(where="", kept="", kept_join="")
+
+
 def _columns(con, sql: str, params: dict) -> list[list]:
     """The result of a query as one Python list per column (via Arrow: cheaper than row tuples)."""
     table = con.sql(sql, params=params).to_arrow_table()
