@@ -11,7 +11,7 @@ import sys
 
 import typer
 
-from groundwork.commands import drift, example, export, ingest, lint, nightly, query, sql, synth, verify
+from groundwork.commands import drift, example, export, ingest, lint, nightly, query, spark, sql, synth, verify
 from groundwork.core.errors import GroundworkError
 
 app = typer.Typer(
@@ -23,7 +23,7 @@ app = typer.Typer(
 )
 
 # In this order in `groundwork --help`.
-for _command in (ingest, lint, verify, drift, nightly, synth, sql, query, export, example):
+for _command in (ingest, lint, verify, drift, nightly, spark, synth, sql, query, export, example):
     _command.register(app)
 
 

@@ -1,0 +1,48 @@
+"""The spark-submit entry point of `groundwork spark run` (the same options):
+
+    spark-submit --master local[2] "$(python -m groundwork.spark.submit --path)" RUNS --out OUT [--sources FILE]
+
+Under spark-submit the master comes from spark-submit (--master, or the cluster's defaults);
+the executors import the installed groundwork (README: "Beyond one machine: Spark").
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from groundwork.core.errors import GroundworkError
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="groundwork spark run", description=__doc__.splitlines()[0])
+    p.add_argument("runs", help="the run store's runs/ folder (any path Spark reads: local, hdfs://, s3a://)")
+    p.add_argument("--out", required=True, help="output folder (any path Spark writes)")
+    p.add_argument("--sources", help="sources.yaml for the source check (read on the driver)")
+    p.add_argument("--master", help="Spark master URL (default: spark-submit's)")
+    p.add_argument("--texts", help="also write DIR/<invocation_id>/grounding.txt and sources.txt (driver's disk)")
+    p.add_argument("--reports", help="also render the nightly's reports into DIR (driver's disk)")
+    p.add_argument("--path", action="store_true", help="print this script's path (for spark-submit) and exit")
+    return p
+
+
+def main(argv=None) -> int:
+    args = parser().parse_args(argv)
+    if args.path:
+        print(__file__)
+        return 0
+    from groundwork.spark.job import run  # pyspark: not needed for --path
+    from groundwork.spark.session import session
+
+    try:
+        spark = session(args.master)
+        result = run(spark, args.runs, args.out, sources=args.sources, texts=args.texts, reports=args.reports)
+    except GroundworkError as exc:
+        print(f"groundwork: error: {exc}", file=sys.stderr)
+        return 2
+    print(result.totals_line())
+    return result.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
