@@ -224,10 +224,10 @@ def check(spark, out: str, sources=None) -> Checked:
         columns = [c for c in df.columns if c != "_gw_seq"]
         rendered = df.mapInArrow(partial(_render_rule, template=rule.template, columns=columns, index=index,
                                          code=rule.code, finding=rule.kind != "rule"), RENDERED)
-        rendered = rendered.localCheckpoint(eager=True)  # a leaf in the union of every rule's rows
-        persisted.append(rendered)
         found = rendered if found is None else found.unionByName(rendered)
     runs = spark.sql(spark_sql(lint.base_sql()), args={"cycle_reason": lint.CYCLE_REASON}).localCheckpoint(eager=True)
+    found = found.localCheckpoint(eager=True)  # every rule's rendered rows, computed in one job
+    persisted.append(found)
     per_run = found.groupBy("invocation_id").agg(
         F.array_sort(F.collect_list(F.struct("rule", "seq", "code", "message", "finding"))).alias("found"))
     runs = runs.join(per_run, "invocation_id", "left").withColumn(
@@ -248,10 +248,10 @@ def _with_sources(spark, runs: DataFrame, context: dict, persisted: list) -> Dat
     for index, code in enumerate(verify.VIOLATION_RULES):
         df = _rule_frame(spark, rules[code], context)
         columns = [c for c in df.columns if c != "_gw_seq"]
-        rendered = df.mapInArrow(partial(_render_source_rule, columns=columns, index=index),
-                                 SOURCE_RENDERED).localCheckpoint(eager=True)
-        persisted.append(rendered)
+        rendered = df.mapInArrow(partial(_render_source_rule, columns=columns, index=index), SOURCE_RENDERED)
         found = rendered if found is None else found.unionByName(rendered)
+    found = found.localCheckpoint(eager=True)
+    persisted.append(found)
     s_found = found.groupBy("invocation_id").agg(
         F.array_sort(F.collect_list(F.struct("ord", "rule", "seq", "code", "message"))).alias("s_found"))
     s_unres = _rule_frame(spark, rules[verify.UNRESOLVED_RULE], context).localCheckpoint(eager=True).groupBy("invocation_id").agg(

@@ -61,7 +61,9 @@ def session(master: str | None = None, app: str = "groundwork", local_dir: str |
         # of a pass 200 tasks, which dominates on small archives
         builder = (builder.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                    .config("spark.sql.shuffle.partitions", str(2 * _cores(master)))
-                   .config("spark.sql.files.openCostInBytes", str(64 * 1024)))
+                   .config("spark.sql.files.openCostInBytes", str(64 * 1024))
+                   # re-planning each of a pass's many small stages costs more than it saves here
+                   .config("spark.sql.adaptive.enabled", "false"))
         if local_dir is not None:  # its default, ./spark-warehouse, would litter the working directory
             builder = builder.config("spark.sql.warehouse.dir", local_dir)
     try:

@@ -9,9 +9,11 @@ the executors import the installed groundwork (README: "Beyond one machine: Spar
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from groundwork.core.errors import GroundworkError
+from groundwork.spark.session import check_pyspark, session
 
 
 def parser() -> argparse.ArgumentParser:
@@ -31,14 +33,21 @@ def main(argv=None) -> int:
     if args.path:
         print(__file__)
         return 0
-    from groundwork.spark.job import run  # pyspark: not needed for --path
-    from groundwork.spark.session import session
-
     try:
+        check_pyspark()  # one line when it is missing, before anything imports it
+        from groundwork.spark.job import run  # imports pyspark
+
         spark = session(args.master)
         result = run(spark, args.runs, args.out, sources=args.sources, texts=args.texts, reports=args.reports)
     except GroundworkError as exc:
         print(f"groundwork: error: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - a Spark or file-system failure: one line, not a traceback
+        if os.environ.get("GROUNDWORK_DEBUG"):
+            raise
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"groundwork: error: Spark job failed: {type(exc).__name__}: {first} "
+              "(set GROUNDWORK_DEBUG=1 for a traceback)", file=sys.stderr)
         return 2
     print(result.totals_line())
     return result.exit_code
