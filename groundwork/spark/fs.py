@@ -3,6 +3,8 @@ API in the driver's JVM: what a job needs besides Spark's readers and writers.""
 
 from __future__ import annotations
 
+import datetime as dt
+
 
 class Store:
     """One folder (the archive or OUT) on its Hadoop file system."""
@@ -24,6 +26,15 @@ class Store:
     def is_dir(self, *parts: str) -> bool:
         p = self._Path(self.path(*parts))
         return bool(self.fs.exists(p)) and bool(self.fs.getFileStatus(p).isDirectory())
+
+    def status(self, path: str):
+        """(length, modification time as a naive UTC datetime) of a file given by its full path,
+        or None when it is gone."""
+        p = self._Path(path)
+        if not self.fs.exists(p):
+            return None
+        st = self.fs.getFileStatus(p)
+        return st.getLen(), dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=st.getModificationTime())
 
     def delete(self, *parts: str) -> None:
         p = self._Path(self.path(*parts))

@@ -60,6 +60,7 @@ def _files(spark, archive: Store, paths: list[str] | None = None, content: bool 
     (and content)."""
     reader = spark.read.format("binaryFile").option("recursiveFileLookup", "true")
     df = reader.load(paths) if paths is not None else reader.load(archive.root)
+    df = df.unionByName(_empty_files(spark, archive, df))
     prefix = archive.root + "/"
     rest = F.expr(f"substring(path, {len(prefix) + 1})")
     df = df.where(F.col("path").startswith(prefix)).withColumn("_rest", rest)
@@ -70,6 +71,23 @@ def _files(spark, archive: Store, paths: list[str] | None = None, content: bool 
     if content:
         cols.append(F.col("content"))
     return df.select(*cols)
+
+
+def _empty_files(spark, archive: Store, df: DataFrame) -> DataFrame:
+    """The 0-byte files of ``df``'s listing, as binaryFile rows: Spark's file sources leave empty
+    files out of their scans (SPARK-26161), but an empty spans.jsonl is a run the workbench lints
+    as 0 spans, not one without the file. They are the listed files (the file index's, on the
+    driver) that the scan did not return."""
+    # the index's URIs spell a local file file:///x, the scan's path column file:/x
+    listed = spark.createDataFrame([("file:/" + p[8:] if p.startswith("file:///") else p,) for p in df.inputFiles()],
+                                   "path string")
+    missing = [row.path for row in listed.join(df.select("path"), "path", "left_anti").collect()]
+    rows = []
+    for path in missing:
+        status = archive.status(path)
+        if status is not None and status[0] == 0:
+            rows.append((path, status[1], 0, b""))
+    return spark.createDataFrame(rows, df.schema)
 
 
 def _fingerprints(files: DataFrame) -> DataFrame:
