@@ -74,7 +74,8 @@ def write_texts(spark, out: str, texts) -> int:
     return written
 
 
-def _check_inputs(runs: str, sources, texts, reports) -> None:
+def check_inputs(runs: str, sources, texts, reports) -> None:
+    """Fail in one line, before Spark starts, on inputs the job cannot use."""
     if sources is not None and not Path(sources).is_file():
         raise GroundworkError(f"sources file {sources} does not exist (it is read on the driver)")
     for what, folder in (("--texts", texts), ("--reports", reports)):
@@ -86,7 +87,7 @@ def _check_inputs(runs: str, sources, texts, reports) -> None:
 
 def run(spark, runs: str, out: str, *, sources=None, texts=None, reports=None) -> SparkRun:
     """The whole job on ``spark`` (see the module docstring)."""
-    _check_inputs(runs, sources, texts, reports)
+    check_inputs(runs, sources, texts, reports)
     started = time.time()
     out = Store(spark, out).root
     t = time.perf_counter()

@@ -35,8 +35,9 @@ def main(argv=None) -> int:
         return 0
     try:
         check_pyspark()  # one line when it is missing, before anything imports it
-        from groundwork.spark.job import run  # imports pyspark
+        from groundwork.spark.job import check_inputs, run  # imports pyspark
 
+        check_inputs(args.runs, args.sources, args.texts, args.reports)
         spark = session(args.master)
         result = run(spark, args.runs, args.out, sources=args.sources, texts=args.texts, reports=args.reports)
     except GroundworkError as exc:
