@@ -305,7 +305,7 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
     registry = rules_mod.load_rules(rules_dir or rules_mod.RULES_DIR)
     chosen = rules_mod.select(registry, codes)
     all_rules = len(chosen) == len(registry)
-    ruleset = rules_mod.ruleset_hash(chosen, extra=_TEXT_SOURCES)
+    ruleset = ruleset_hash(chosen)
     wanted = _scope(con, runs)
     registered: list[str] = []
     try:
@@ -521,6 +521,12 @@ def assemble(base: pa.Table, found: pa.Table) -> FreshBatch:
     batch = FreshBatch()
     _assemble(batch, base, found)
     return batch
+
+
+def ruleset_hash(chosen: tuple[rules_mod.Rule, ...]) -> str:
+    """The rule-set hash a pass over rules ``chosen`` records (lints.ruleset_hash): their files,
+    templates and every file the texts depend on."""
+    return rules_mod.ruleset_hash(chosen, extra=_TEXT_SOURCES)
 
 
 def base_sql() -> str:

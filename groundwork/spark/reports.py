@@ -66,7 +66,7 @@ def _lint_result(verdicts: pa.Table, violations: pa.Table, started: dt.datetime)
         violations=grounding.select(["invocation_id", "seq", "code", "message", "finding"]))
     counts = batch.counts()
     chosen = rules_mod.load_rules()
-    return lint.LintResult(batch=batch, rules=chosen, ruleset_hash=rules_mod.ruleset_hash(chosen),
+    return lint.LintResult(batch=batch, rules=chosen, ruleset_hash=lint.ruleset_hash(chosen),
                            counts={s: counts[s] for s in (lint.PASSED, lint.FAILED, lint.UNLINTABLE)},
                            findings_count=batch.findings_count(), started_at=started.replace(tzinfo=dt.timezone.utc),
                            finished_at=_now().replace(tzinfo=dt.timezone.utc))

@@ -18,8 +18,8 @@ from groundwork.spark.session import check_pyspark, session
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="groundwork spark run", description=__doc__.splitlines()[0])
-    p.add_argument("runs", help="the run store's runs/ folder (any path Spark reads: local, hdfs://, s3a://)")
-    p.add_argument("--out", required=True, help="output folder (any path Spark writes)")
+    p.add_argument("runs", nargs="?", help="the run store's runs/ folder (any path Spark reads: local, hdfs://, s3a://)")
+    p.add_argument("--out", help="output folder (any path Spark writes; required)")
     p.add_argument("--sources", help="sources.yaml for the source check (read on the driver)")
     p.add_argument("--master", help="Spark master URL (default: spark-submit's)")
     p.add_argument("--texts", help="also write DIR/<invocation_id>/grounding.txt and sources.txt (driver's disk)")
@@ -29,10 +29,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
     if args.path:
         print(__file__)
         return 0
+    if args.runs is None or args.out is None:
+        p.error("RUNS and --out are required")
     try:
         check_pyspark()  # one line when it is missing, before anything imports it
         from groundwork.spark.job import check_inputs, run  # imports pyspark

@@ -189,7 +189,9 @@ VOLATILE = re.compile(r'(generated_at|finished_epoch|started_epoch|duration_seco
 
 
 def _report_files(folder: Path) -> dict[str, str]:
-    return {p.relative_to(folder).as_posix(): VOLATILE.sub("", p.read_text(encoding="utf-8"))
+    """Every report file's text, with the times of the pass and the report folder's own path left out."""
+    return {p.relative_to(folder).as_posix(): VOLATILE.sub("", p.read_text(encoding="utf-8")
+                                                          .replace(str(folder.resolve()), "REPORTS").replace(str(folder), "REPORTS"))
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
