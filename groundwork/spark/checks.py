@@ -5,8 +5,8 @@ executors by the local checks' own code.
 * The flat tables are temporary views over OUT/tables/ (and the sources.yaml's tables, loaded
   by groundwork.checks.sources exactly as ``groundwork verify`` loads them); every derived
   relation is a temporary view of its file's SELECT (groundwork.checks.derived, in derivation
-  order; a persistent view could not read temporary ones), persisted where the local lint
-  materialises it.
+  order; a persistent view could not read temporary ones), computed once (a local checkpoint,
+  which also cuts its plan) where the local lint materialises it.
 * Every rule file (groundwork.checks.rules) runs as it is, its ``$name`` parameters bound as
   Spark's ``:name`` (``spark.sql(query, args=...)``), never pasted; a window numbers each run's
   rows in the rule's ``order`` (ascending, NULLs last, as DuckDB sorts).
