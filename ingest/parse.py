@@ -226,6 +226,28 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
     return out, issues
 
 
+def listing_of(name: str, entries) -> RunListing:
+    """The RunListing of a run folder whose files are already in memory: ``entries`` are
+    (path inside the folder, bytes, size, mtime_ns), e.g. rows of Spark's binaryFile source
+    (groundwork/spark). What ``scan.list_and_read`` gives for the same files on disk."""
+    listing = RunListing(name)
+    for rel, data, size, mtime_ns in sorted(entries, key=operator.itemgetter(0)):
+        data = bytes(data)
+        listing.files[rel] = FileEntry(rel, len(data), mtime_ns, data, sha256(data).hexdigest(), None, size)
+    return listing
+
+
+def parse_files(name: str, entries, ingest_id: int | None = None) -> RowSet:
+    """Rows of every run table for the run folder ``name`` whose files ``entries`` (see
+    ``listing_of``) were read elsewhere: ``parse_run``, or ``failed_run`` when the parser
+    itself fails (as ``work.process_chunk`` does for folders read from disk)."""
+    listing = listing_of(name, entries)
+    try:
+        return parse_run(listing, ingest_id)[0]
+    except Exception as exc:  # noqa: BLE001 - a parser bug must not lose the run
+        return failed_run(listing, ingest_id, exc)
+
+
 def failed_run(listing: RunListing, ingest_id: int | None, exc: BaseException) -> RowSet:
     """Rows for a run the parser itself failed on (a bug): kept, unlintable and unverifiable,
     with the error recorded — never dropped, never a traceback."""

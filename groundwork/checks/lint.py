@@ -322,7 +322,7 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
     registry = rules_mod.load_rules(rules_dir or rules_mod.RULES_DIR)
     chosen = rules_mod.select(registry, codes)
     all_rules = len(chosen) == len(registry)
-    ruleset = rules_mod.ruleset_hash(chosen, extra=_TEXT_SOURCES)
+    ruleset = ruleset_hash(chosen)
     wanted = _scope(con, runs)
     registered: list[str] = []
     try:
@@ -535,6 +535,27 @@ def _assemble(batch: FreshBatch, base: pa.Table, found: pa.Table) -> None:
     texts = [text[:-1] for text in grounding_texts([
         Grounding(not fails, m, r, c, list(msgs) if fails else []) for fails, m, r, c, msgs in examples])]
     batch.summary = pa.DictionaryArray.from_arrays(encoded.indices.cast(pa.int32()), pa.array(texts, _STRING))
+
+
+def assemble(base: pa.Table, found: pa.Table) -> FreshBatch:
+    """The verdicts of the runs of ``base`` (rows of ``base_sql()``) from their rendered rule
+    rows ``found`` (invocation_id, code, message, finding; in report order per run): what a pass
+    does after its rules ran, for an engine that ran them elsewhere (groundwork/spark)."""
+    batch = FreshBatch()
+    _assemble(batch, base, found)
+    return batch
+
+
+def ruleset_hash(chosen: tuple[rules_mod.Rule, ...]) -> str:
+    """The rule-set hash a pass over rules ``chosen`` records (lints.ruleset_hash): their files,
+    templates and every file the texts depend on."""
+    return rules_mod.ruleset_hash(chosen, extra=_TEXT_SOURCES)
+
+
+def base_sql() -> str:
+    """The per-run query of a full pass (every run): lintable, reason, mode and counts; binds
+    ``$cycle_reason`` (CYCLE_REASON)."""
+    return _BASE_SQL.format(where="", kept="", kept_join="")
 
 
 def _columns(con, sql: str, params: dict) -> list[list]:

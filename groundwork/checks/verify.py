@@ -38,6 +38,14 @@ from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import schema_files
 
 VIOLATION_RULES = ("S1", "S2")
+# Every run (``{where}``: an optional scope) with whether it is verifiable, why not, how many of
+# its evidence items have a source copy in configuration $config_id, and the ingest it was loaded by.
+RUN_ROWS_SQL = (
+    "SELECT r.invocation_id, coalesce(r.verifiable, FALSE) AS verifiable, r.unverifiable_reason, "
+    "coalesce(c.n, 0) AS with_copy, r.ingest_id "
+    "FROM runs r LEFT JOIN (SELECT i.invocation_id, count(*) AS n FROM source_check_items i "
+    "  JOIN source_refs sr ON sr.snapshot_ref = i.snapshot_ref AND sr.config_id = $config_id "
+    "  GROUP BY i.invocation_id) c ON c.invocation_id = r.invocation_id{where}")
 UNRESOLVED_RULE = "S0"
 RULE_CODES = (UNRESOLVED_RULE,) + VIOLATION_RULES
 # Besides the S rule files and their templates, a verdict depends on these files: a change to any
@@ -321,12 +329,8 @@ def _judge(con, cfg: int, rules: dict, runs) -> list[RunVerdict]:
     invocation_id order."""
     with scoped_items(con, runs):
         scope_sql = " WHERE r.invocation_id IN (SELECT invocation_id FROM _verify_scope)" if runs is not None else ""
-        run_rows = con.execute(
-            "SELECT r.invocation_id, coalesce(r.verifiable, FALSE), r.unverifiable_reason, coalesce(c.n, 0), r.ingest_id "
-            "FROM runs r LEFT JOIN (SELECT i.invocation_id, count(*) AS n FROM source_check_items i "
-            "  JOIN source_refs sr ON sr.snapshot_ref = i.snapshot_ref AND sr.config_id = ? "
-            f"  GROUP BY i.invocation_id) c ON c.invocation_id = r.invocation_id{scope_sql} "
-            "ORDER BY r.invocation_id", [cfg]).fetchall()
+        run_rows = con.execute(RUN_ROWS_SQL.format(where=scope_sql) + " ORDER BY r.invocation_id",
+                               {"config_id": cfg}).fetchall()
         if runs is not None:
             missing = sorted(set(runs) - {r[0] for r in run_rows})
             if missing:
@@ -344,7 +348,14 @@ def _judge(con, cfg: int, rules: dict, runs) -> list[RunVerdict]:
     by_run_unresolved: dict[str, list[str]] = {}
     for row in unresolved:
         by_run_unresolved.setdefault(row["invocation_id"], []).append(row["item"])
+    return run_verdicts(run_rows, by_run_violations, by_run_unresolved)
 
+
+def run_verdicts(run_rows, violations: dict[str, list[dict]], unresolved: dict[str, list[str]]) -> list[RunVerdict]:
+    """The verdicts (with their exact sources.txt) of runs ``run_rows`` (RUN_ROWS_SQL's rows),
+    from their S1/S2 rows with messages (``violations``, per run in report order) and their
+    unresolved items (``unresolved``, per run in S0's order): a pure function of the rows, so any
+    engine that ran the rule files can call it (groundwork/spark does, in its executors)."""
     verdicts: list[RunVerdict] = []
     checked: list[RunVerdict] = []
     for invocation_id, verifiable, reason, with_copy, ingest_id in run_rows:
@@ -353,8 +364,8 @@ def _judge(con, cfg: int, rules: dict, runs) -> list[RunVerdict]:
                                        reason=reason or "the workbench's source check cannot run on this envelope",
                                        ingest_id=ingest_id))
             continue
-        vrows = by_run_violations.get(invocation_id)
-        unres = by_run_unresolved.get(invocation_id, [])
+        vrows = violations.get(invocation_id)
+        unres = unresolved.get(invocation_id, [])
         if vrows:
             verdict = RunVerdict(invocation_id, "failed", with_copy - len(vrows), unres,
                                  [r["message"] for r in vrows], [r["code"] for r in vrows], ingest_id=ingest_id)

@@ -32,7 +32,8 @@ ALLOWED = {
     "reports": {"root", "core", "checks"},
     "investigate": {"root", "core", "checks"},
     "jobs": {"root", "core", "ingest", "checks", "reports", "investigate"},
-    "commands": {"root", "core", "ingest", "checks", "synth", "reports", "investigate", "jobs"},
+    "spark": {"root", "core", "ingest", "checks", "reports"},
+    "commands": {"root", "core", "ingest", "checks", "synth", "reports", "investigate", "jobs", "spark"},
 }
 
 
