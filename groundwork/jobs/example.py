@@ -26,7 +26,7 @@ BLOCK_SIZE = 16384
 PATH_COLUMNS = {"ingests": ("runs_dir",), "lints": ("sources_path",), "source_configs": ("path",),
                 "source_refs": ("file",)}
 VOLATILE = {
-    "ingests": ("started_at", "finished_at", "tool_version"),
+    "ingests": ("started_at", "finished_at", "tool_version", "dir_mtime_ns"),  # runs/ mtime: a checkout sets it anew
     "lints": ("started_at", "finished_at", "ruleset_hash", "tool_version"),
     "run_files": ("mtime_ns",),
     "archive_files": ("mtime_ns",),
