@@ -619,6 +619,7 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=3, help="rounds of each alternating measurement (default 3)")
     ap.add_argument("--calls", type=int, default=20, help="drop-in calls of each command, cold and warm (default 20)")
     ap.add_argument("--workbench", default=None, help="the workbench's CLI command (e.g. 'workbench'), timed beside the drop-in")
+    ap.add_argument("--spark-size", type=int, default=20000, help="runs for the Spark engine (default 20,000)")
     ap.add_argument("--only", default="dropin,ingest,nightly,rss,watch,spark", help="comma list of steps to run")
     ap.add_argument("--quick", action="store_true", help="2,000 runs everywhere, 2 rounds, 5 calls: to check the script")
     ap.add_argument("--workdir", default=None, help="where archives and warehouses go (default: a new temp folder)")
@@ -629,7 +630,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     command = "benchmarks/bench.py " + " ".join(argv if argv is not None else sys.argv[1:])
     if args.quick:
-        args.size = args.nightly_size = 2000
+        args.size = args.nightly_size = args.spark_size = 2000
         args.rss_sizes, args.repeat, args.calls = "2000", 2, 5
     args.rss_sizes = [int(x) for x in str(args.rss_sizes).split(",") if x.strip()]
     only = {x.strip() for x in args.only.split(",") if x.strip()}
@@ -656,7 +657,8 @@ def main(argv=None) -> None:
                 "workdir": work / "watch", **({"runs": 10, "base": 200} if args.quick else {})})
         if "spark" in only:  # the Spark engine's benchmark: the first of these modules with measure()
             res["spark"] = bench_hook("spark", ["spark_bench", "spark_latency", "spark"], {
-                "workdir": work / "spark", "runs_dir": lambda: synth(work, args.size), "size": args.size, "quick": args.quick})
+                "workdir": work / "spark", "runs_dir": lambda: synth(work, args.spark_size),
+                "archive": lambda: synth(work, args.spark_size).parent, "size": args.spark_size, "quick": args.quick})
     finally:
         res["loadavg_after"] = os.getloadavg()
         res["seconds"] = time.perf_counter() - started
