@@ -256,7 +256,7 @@ def verify_warehouse(con, sources_path, *, runs=None, record=True, reuse=False) 
     loaded = load_into_warehouse(con, sources_path)
     cfg = loaded.config_id
     rules = source_rules()
-    ruleset = rules_mod.ruleset_hash(tuple(rules.values()), extra=_TEXT_SOURCES)
+    ruleset = ruleset_hash(rules)
     reused = _reusable(con, cfg, ruleset, runs) if reuse else None
     con.register("verify_reused", reused if reused is not None else
                  pa.table({"invocation_id": pa.array([], pa.string()), "lint_id": pa.array([], pa.int32())}))
@@ -376,6 +376,12 @@ def run_verdicts(run_rows, violations: dict[str, list[dict]], unresolved: dict[s
     for verdict, text in zip(checked, sources_texts(checked)):
         verdict.text = text
     return verdicts
+
+
+def ruleset_hash(rules: dict) -> str:
+    """The rule-set hash a verify pass over the S rules ``rules`` records (lints.ruleset_hash):
+    their files, templates and every file the verdicts depend on (_TEXT_SOURCES)."""
+    return rules_mod.ruleset_hash(tuple(rules.values()), extra=_TEXT_SOURCES)
 
 
 def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: str) -> int:

@@ -86,7 +86,7 @@ def _verify_result(con, verdicts: pa.Table, violations: pa.Table, sources) -> ve
         found = by_run.get(i, [])
         runs.append(verify.RunVerdict(i, status, verified or 0, list(unresolved or []), [m for _, m in found],
                                       [c for c, _ in found], reason, text))
-    return verify.VerifyResult(sources_path=str(sources), config_id=loaded.config_id, runs=runs, loaded=loaded)
+    return verify.VerifyResult(sources_path=str(sources), config_id=loaded.config_id, fresh=runs, loaded=loaded)
 
 
 def build(spark, out: str, report_dir, *, runs_dir: str, sources=None, ingest: SparkIngest | None = None,
@@ -99,8 +99,8 @@ def build(spark, out: str, report_dir, *, runs_dir: str, sources=None, ingest: S
         violations = spark.read.parquet(f"{out.rstrip('/')}/{S.VIOLATIONS_DIR}").toArrow()
         ingest_id = ingest.ingest_id if ingest is not None else (pc.max(verdicts.column("ingest_id")).as_py() or 1)
         con.execute("INSERT INTO ingests (ingest_id, runs_dir, started_at, finished_at, folders_seen, runs_loaded, "
-                    "runs_unchanged, runs_rejected, runs_missing, issues, tool_version) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, (SELECT count(*) FROM ingest_issues), ?)",
+                    "runs_unchanged, runs_rejected, runs_missing, issues, tool_version, scan) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, (SELECT count(*) FROM ingest_issues), ?, 'full')",
                     [ingest_id, runs_dir, started, started, ingest.folders_seen if ingest else verdicts.num_rows,
                      ingest.runs_parsed if ingest else 0, ingest.runs_unchanged if ingest else verdicts.num_rows,
                      ingest.runs_missing if ingest else 0, __version__])
@@ -109,7 +109,7 @@ def build(spark, out: str, report_dir, *, runs_dir: str, sources=None, ingest: S
         if sources is not None:
             result = _verify_result(con, verdicts, violations, sources)
             verify_id = verify.record_history(con, result, started_at=started.replace(tzinfo=dt.timezone.utc),
-                                              ruleset=rules_mod.ruleset_hash(tuple(verify.source_rules().values())))
+                                              ruleset=verify.ruleset_hash(verify.source_rules()))
         nid = 1
         con.execute("INSERT INTO nightlies (nightly_id, started_at, runs_dir, out_dir, ingest_id, lint_id, verify_id) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?)", [nid, started, runs_dir, str(report_dir), ingest_id, lint_id, verify_id])
