@@ -22,6 +22,7 @@ import time
 from collections import Counter
 
 import pytest
+from spark_support import require_spark
 
 import groundwork.ingest as ingest
 from groundwork.checks import derived, rules
@@ -40,22 +41,6 @@ VIEWS = (*derived.NAMES, derived.relation_name(SOURCE_CHECK_ITEMS))
 RULES = rules.load_rules(kinds=("rule", "finding", "source"))
 
 
-def _spark_or_skip():
-    reason = None
-    try:
-        import pyspark
-    except ImportError:
-        reason = "pyspark is not installed (pip install -e '.[test,spark]')"
-    else:
-        major, minor = (int(p) for p in pyspark.__version__.split(".")[:2])
-        if (major, minor) < (4, 1):
-            reason = f"pyspark {pyspark.__version__} has no recursive CTEs (4.1 or newer needed)"
-        elif shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-            reason = "no Java runtime for Spark (java not on PATH, JAVA_HOME unset)"
-    if reason is not None:
-        if os.environ.get("GROUNDWORK_REQUIRE_SPARK") == "1":
-            pytest.fail(f"GROUNDWORK_REQUIRE_SPARK=1 but {reason}")
-        pytest.skip(reason)
 
 
 def view_bodies() -> dict[str, str]:
@@ -80,7 +65,7 @@ def rows(result) -> Counter:
 
 @pytest.fixture(scope="module")
 def engines(tmp_path_factory):
-    _spark_or_skip()
+    require_spark()
     from pyspark.sql import SparkSession
 
     base = tmp_path_factory.mktemp("spark")

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
+from spark_support import require_spark
 
 from groundwork.checks import rules
 from groundwork.jobs.nightly import run_nightly
@@ -56,23 +57,6 @@ def _lines(run: Path, change) -> None:
     (run / "spans.jsonl").write_bytes(b"\n".join(change([l for l in lines if l])) + b"\n")
 
 
-def _require_spark() -> None:
-    reason = None
-    try:
-        import pyspark
-    except ImportError:
-        reason = "pyspark is not installed (pip install -e '.[test,spark]')"
-    else:
-        if tuple(int(p) for p in pyspark.__version__.split(".")[:2]) < (4, 1):
-            reason = f"pyspark {pyspark.__version__} is older than 4.1"
-        elif shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-            reason = "no Java runtime for Spark (java not on PATH, JAVA_HOME unset)"
-    if reason is not None:
-        if os.environ.get("GROUNDWORK_REQUIRE_SPARK") == "1":
-            pytest.fail(f"GROUNDWORK_REQUIRE_SPARK=1 but {reason}")
-        pytest.skip(reason)
-
-
 def build_archive(base: Path) -> tuple[Path, Path, dict]:
     """runs/ (corpus + synthetic + damaged runs, run folders only) and the sources.yaml."""
     runs = base / "runs"
@@ -100,7 +84,7 @@ def build_archive(base: Path) -> tuple[Path, Path, dict]:
 
 @pytest.fixture(scope="module")
 def judged(tmp_path_factory):
-    _require_spark()
+    require_spark()
     from groundwork.spark import submit
     from groundwork.spark.session import session
 
