@@ -28,7 +28,7 @@ from groundwork.core.warehouse import connect
 from groundwork.ingest import parse as P
 from groundwork.jobs import dropin
 from property_support import (Verdict, describe, disagreements, reference_lint, reference_verify,
-                              sql_lint_verdicts, writable)
+                              sql_lint_verdicts, sql_verify_verdicts, writable)
 from reference import sources as refsrc
 from strategies import archives, write_archive, write_sources
 
@@ -44,11 +44,7 @@ ROWS_SQL = {
 def _check(con, runs_dir: Path, sources_yaml: Path):
     ingest.ingest_archive(con, runs_dir, workers=0)
     linted = sql_lint_verdicts(con, lint.lint_warehouse(con).lint_id)
-    verified = {}
-    for r in verify.verify_warehouse(con, sources_yaml).runs:
-        verified[r.invocation_id] = Verdict("unverifiable") if r.status == "unverifiable" else Verdict(
-            r.status, violations=tuple(r.violations), summary=r.summary, verified=r.verified,
-            unresolved=tuple(r.unresolved))
+    verified = sql_verify_verdicts(verify.verify_warehouse(con, sources_yaml))
     rows = {table: con.execute(sql).fetchall() for table, sql in ROWS_SQL.items()}
     return linted, verified, rows
 

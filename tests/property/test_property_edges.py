@@ -8,7 +8,7 @@ import json
 import groundwork.ingest as ingest
 from groundwork.checks import lint, verify
 from groundwork.core.warehouse import connect
-from property_support import Verdict, disagreements, reference_lint, reference_verify, sql_lint_verdicts
+from property_support import disagreements, reference_lint, reference_verify, sql_lint_verdicts, sql_verify_verdicts
 from reference import sources as refsrc
 from strategies import RunFiles, dump_envelope, span_line, uuid7, write_archive, write_sources
 
@@ -116,11 +116,7 @@ def test_hand_picked_edges_agree_with_reference(tmp_path):
     try:
         ingest.ingest_archive(con, write_archive(runs, tmp_path / "runs"))
         linted = sql_lint_verdicts(con, lint.lint_warehouse(con).lint_id)
-        verified = {}
-        for r in verify.verify_warehouse(con, sources_yaml).runs:
-            verified[r.invocation_id] = Verdict("unverifiable") if r.status == "unverifiable" else Verdict(
-                r.status, violations=tuple(r.violations), summary=r.summary, verified=r.verified,
-                unresolved=tuple(r.unresolved))
+        verified = sql_verify_verdicts(verify.verify_warehouse(con, sources_yaml))
     finally:
         con.close()
     problems = disagreements(runs, {r.name: reference_lint(r) for r in runs}, linted)

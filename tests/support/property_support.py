@@ -72,6 +72,13 @@ def sql_lint_verdicts(con, lint_id: int) -> dict[str, Verdict]:
     return out
 
 
+def sql_verify_verdicts(result) -> dict[str, Verdict]:
+    """A verify pass's verdicts (groundwork.checks.verify.VerifyResult) as Verdicts, by run."""
+    return {r.invocation_id: Verdict("unverifiable") if r.status == "unverifiable" else Verdict(
+        r.status, violations=tuple(r.violations), summary=r.summary, verified=r.verified,
+        unresolved=tuple(r.unresolved)) for r in result.runs}
+
+
 def describe(run: RunFiles, expected: Verdict, actual: Verdict | None) -> str:
     files = {name: (data.decode("utf-8", "backslashreplace") if data is not None else None)
              for name, data in run.files.items() if name != "request.json"}
