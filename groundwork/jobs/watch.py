@@ -356,14 +356,16 @@ def _printer(stream):
 def run_watch(runs_dir, **options) -> int:
     """Run a Watch (options as Watch takes them) until SIGTERM or SIGINT; 0 when stopped so.
 
-    The signals only set the stop event: a batch being written is finished first."""
-    watch = Watch(runs_dir, **options)
+    The signals only set the stop event: a batch being written is finished first. They are
+    caught from before the Watch is made (loading sources.yaml can take seconds), so a signal
+    during start-up stops it the same way."""
+    stop = options.pop("stop", None) or threading.Event()
     previous = {}
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGTERM, signal.SIGINT):
-            previous[sig] = signal.signal(sig, lambda *_: watch.stop.set())
+            previous[sig] = signal.signal(sig, lambda *_: stop.set())
     try:
-        return watch.run()
+        return Watch(runs_dir, stop=stop, **options).run()
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
