@@ -33,7 +33,8 @@ ALLOWED = {
     "investigate": {"root", "core", "checks"},
     "jobs": {"root", "core", "ingest", "checks", "reports", "investigate"},
     "spark": {"root", "core", "ingest", "checks", "reports"},
-    "commands": {"root", "core", "ingest", "checks", "synth", "reports", "investigate", "jobs", "spark"},
+    "serve": {"root", "core", "checks", "reports", "investigate"},
+    "commands": {"root", "core", "ingest", "checks", "synth", "reports", "investigate", "jobs", "spark", "serve"},
 }
 
 

@@ -1,0 +1,47 @@
+"""Running the app: bind the socket first (so that --port 0 can say the port it got), print one
+line with the address, then serve with uvicorn until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import socket
+import sys
+
+import uvicorn
+
+from groundwork.core.errors import GroundworkError
+from groundwork.serve.app import create_app
+from groundwork.serve.snapshot import Snapshots
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on (host, port); GroundworkError naming the address when it cannot."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError as exc:
+        raise GroundworkError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def address(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def serve(warehouse: str, host: str, port: int) -> None:
+    snaps = Snapshots(warehouse)          # refuses a missing or foreign file before listening
+    try:
+        sock = bind(host, port)
+        app = create_app(warehouse, snapshots=snaps)
+        print(f"groundwork serve: {address(sock)} (warehouse {warehouse}, read-only; Ctrl-C stops)", flush=True)
+        config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False, lifespan="off")
+        server = uvicorn.Server(config)
+        server.run(sockets=[sock])
+        sock.close()
+    finally:
+        snaps.close()
+    sys.stdout.flush()
