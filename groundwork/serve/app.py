@@ -203,7 +203,7 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
             row["completed_at"] = _when(row["completed_at"])
             row["code_list"] = [c for c in (row["codes"] or "").split(" ") if c]
         return html("runs.html", page=info, r=result, f=filters, q=kept, sort=sort, descending=descending,
-                    columns=data.COLUMNS, link=link, sort_link=sort_link, nightly=nightly, problems=problems,
+                    columns=data.COLUMNS, labels=data.LABELS, link=link, sort_link=sort_link, nightly=nightly, problems=problems,
                     statuses=data.STATUSES)
 
     # -- /runs/<id>/ -------------------------------------------------------------------

@@ -14,6 +14,10 @@ STATUSES = ("passed", "failed", "unlintable")
 COLUMNS = ("invocation_id", "agent_id", "grounding_mode", "outcome_status", "completed_at", "lint_status",
            "verify_status", "codes", "lint_violation_count", "span_count")
 
+LABELS = {"invocation_id": "Run", "agent_id": "Agent", "grounding_mode": "Mode", "outcome_status": "Outcome",
+          "completed_at": "Completed", "lint_status": "Grounding", "verify_status": "Sources", "codes": "Rules",
+          "lint_violation_count": "Violations", "span_count": "Spans"}
+
 # One row per run: run_summary, with every violation code of its latest lint and verify passes.
 _RUNS = """
 SELECT invocation_id, agent_id, grounding_mode, outcome_status, completed_at, lint_status, verify_status,
