@@ -3,14 +3,35 @@ line with the address, then serve with uvicorn until SIGINT or SIGTERM."""
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import socket
 import sys
+import threading
 
 import uvicorn
 
 from groundwork.core.errors import GroundworkError
 from groundwork.serve.app import create_app
 from groundwork.serve.snapshot import Snapshots
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, but a SIGINT or SIGTERM is a clean stop with exit status 0 (as for `groundwork
+    watch`): uvicorn would raise the signal again once it has shut down, and the process would end
+    with status 130 or 143."""
+
+    @contextlib.contextmanager
+    def capture_signals(self):
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -39,7 +60,7 @@ def serve(warehouse: str, host: str, port: int) -> None:
         app = create_app(warehouse, snapshots=snaps)
         print(f"groundwork serve: {address(sock)} (warehouse {warehouse}, read-only; Ctrl-C stops)", flush=True)
         config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False, lifespan="off")
-        server = uvicorn.Server(config)
+        server = Server(config)
         server.run(sockets=[sock])
         sock.close()
     finally:
