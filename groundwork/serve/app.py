@@ -28,6 +28,7 @@ from urllib.parse import quote, urlencode
 from jinja2 import ChoiceLoader, Environment, FileSystemLoader
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -145,8 +146,12 @@ class Page:
 
 
 def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, time_limit: float = TIME_LIMIT,
-               row_limit: int = ROW_LIMIT, queries_dir: Path | None = None) -> Starlette:
-    """The app over ``warehouse`` (a copy of it is taken now: GroundworkError if it cannot be read)."""
+               row_limit: int = ROW_LIMIT, queries_dir: Path | None = None,
+               allowed_hosts: list[str] | None = None) -> Starlette:
+    """The app over ``warehouse`` (a copy of it is taken now: GroundworkError if it cannot be read).
+    ``allowed_hosts``: the Host header values answered (None: any); the server bound to loopback
+    answers only loopback names, so that a web page whose name was re-pointed at 127.0.0.1 (DNS
+    rebinding) cannot read the warehouse through the visitor's browser."""
     snaps = snapshots or Snapshots(warehouse)
     env = environment()
 
@@ -343,6 +348,8 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
                 snaps.close()
 
     app = Starlette(routes=routes, exception_handlers={HTTPException: not_found}, lifespan=lifespan)
+    if allowed_hosts is not None:
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
     app.add_middleware(SecurityHeaders)
     app.state.snapshots = snaps
     return app

@@ -53,11 +53,25 @@ def address(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
+LOOPBACK_NAMES = ["127.0.0.1", "localhost", "[::1]", "::1"]
+
+
+def allowed_hosts(sock: socket.socket) -> list[str] | None:
+    """The Host names answered: loopback names when listening on a loopback address, else any."""
+    host = sock.getsockname()[0]
+    try:
+        import ipaddress
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    return LOOPBACK_NAMES if loopback else None
+
+
 def serve(warehouse: str, host: str, port: int) -> None:
     snaps = Snapshots(warehouse)          # refuses a missing or foreign file before listening
     try:
         sock = bind(host, port)
-        app = create_app(warehouse, snapshots=snaps)
+        app = create_app(warehouse, snapshots=snaps, allowed_hosts=allowed_hosts(sock))
         print(f"groundwork serve: {address(sock)} (warehouse {warehouse}, read-only; Ctrl-C stops)", flush=True)
         config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False, lifespan="off")
         server = Server(config)

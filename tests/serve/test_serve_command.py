@@ -49,6 +49,23 @@ def test_serve_prints_its_address_and_stops_cleanly_on_sigterm(tmp_path):
     assert "Traceback" not in err
 
 
+def test_on_loopback_only_loopback_host_names_are_answered():
+    """DNS rebinding: a page of evil.example re-pointed at 127.0.0.1 sends Host: evil.example."""
+    import http.client
+    proc, line = start("--warehouse", str(EXAMPLE_WAREHOUSE), "--port", "0")
+    try:
+        port = int(re.search(r":(\d+)/", line).group(1))
+        for host, status in ((f"127.0.0.1:{port}", 200), (f"localhost:{port}", 200), ("evil.example", 400)):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            conn.request("GET", "/sql?q=SELECT+1&format=json", headers={"Host": host})
+            response = conn.getresponse()
+            assert response.status == status, host
+            conn.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+
+
 def test_a_missing_or_foreign_warehouse_is_one_line_and_status_2(tmp_path):
     r = subprocess.run([*GROUNDWORK, "serve", "--warehouse", str(tmp_path / "none.duckdb"), "--port", "0"],
                        capture_output=True, text=True, timeout=60)
