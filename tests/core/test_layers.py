@@ -252,6 +252,7 @@ def test_the_wheel_holds_every_module_and_data_file(wheel):
         (ROOT / "sql", "groundwork/sql", "**/*.sql"),   # schema/, rules/, queries/, reports/
         (ROOT / "reports", "groundwork/reports", "templates/**/*"),
         (ROOT / "groundwork" / "checks", "groundwork/checks", "templates/**/*"),
+        (ROOT / "groundwork" / "serve", "groundwork/serve", "templates/**/*"),
         (ROOT / "groundwork" / "core", "groundwork/core", "*.txt"),
     ]
     missing = []

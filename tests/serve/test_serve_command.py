@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from serve_support import EXAMPLE_WAREHOUSE, live_server
+from serve_support import EXAMPLE_WAREHOUSE, ROOT, live_server
 
 GROUNDWORK = [sys.executable, "-c", "from groundwork.cli import main; main()"]
 
@@ -145,3 +146,21 @@ def test_the_server_does_not_keep_the_warehouse_from_a_writer(tmp_path):
                             "connect(sys.argv[1]).close(); print('opened')", str(warehouse)],
                            capture_output=True, text=True, env=env, timeout=60)
         assert r.returncode == 0 and r.stdout == "opened\n", r.stderr
+
+
+def test_the_readme_serve_line_and_its_json_url_work_on_the_example():
+    """README.md#serve: its command (run from the checkout, with `--port 0` added so that a busy
+    port 8080 cannot fail the test) and its `curl` URL (on the port it printed)."""
+    section = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Serve\n", 1)[1].split("\n## ", 1)[0]
+    line = re.search(r"```sh\n(.*?)\n```", section, re.S).group(1)
+    assert line == "groundwork serve --warehouse warehouse.duckdb.example"
+    curl = re.search(r"`curl '(http://127\.0\.0\.1:8080/[^']+)'`", section).group(1)
+    proc, printed = start(*shlex.split(line)[2:], "--port", "0", cwd=ROOT)
+    try:
+        base = re.search(r"(http://127\.0\.0\.1:\d+/)", printed).group(1)
+        assert printed.endswith("(warehouse warehouse.duckdb.example, read-only; Ctrl-C stops)\n")
+        assert get(curl.replace("http://127.0.0.1:8080/", base)) == '[\n{"n":99}\n]\n'
+        assert "99 runs" in get(base)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
