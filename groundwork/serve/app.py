@@ -16,9 +16,12 @@ from __future__ import annotations
 import base64
 import contextlib
 import datetime as dt
+import functools
 import hashlib
 import io
+import os
 import re
+import sys
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -329,16 +332,33 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
                                      headers={"Allow": "GET, HEAD"})
         return html("error.html", status=exc.status_code, message=exc.detail, status_code=exc.status_code, page=None)
 
-    routes = [
-        Route("/", runs_list),
-        Route("/runs/{invocation_id:path}/grounding.txt", run_text),
-        Route("/runs/{invocation_id:path}/sources.txt", run_text),
-        Route("/runs/{invocation_id:path}/", run_page),
-        Route("/rules", rule_list),
-        Route("/rules/{code}", rule_page),
-        Route("/sql", sql_page),
-        Route("/static/style.css", style),
-    ]
+    def guarded(endpoint):
+        """The endpoint, its unexpected failures one line on stderr and a 500 page (no traceback;
+        GROUNDWORK_DEBUG=1 lets it through to the server's log)."""
+        @functools.wraps(endpoint)
+        def call(request: Request):
+            try:
+                return endpoint(request)
+            except HTTPException:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the last line of defence, as in groundwork.cli
+                if os.environ.get("GROUNDWORK_DEBUG"):
+                    raise
+                message = f"internal error: {type(exc).__name__}: {exc}"
+                print(f"groundwork serve: {request.url.path}: {message}", file=sys.stderr, flush=True)
+                return html("error.html", status=500, message=message, status_code=500, page=None)
+        return call
+
+    routes = [Route(path, guarded(endpoint)) for path, endpoint in (
+        ("/", runs_list),
+        ("/runs/{invocation_id:path}/grounding.txt", run_text),
+        ("/runs/{invocation_id:path}/sources.txt", run_text),
+        ("/runs/{invocation_id:path}/", run_page),
+        ("/rules", rule_list),
+        ("/rules/{code}", rule_page),
+        ("/sql", sql_page),
+        ("/static/style.css", style),
+    )]
     @contextlib.asynccontextmanager
     async def lifespan(app):
         try:

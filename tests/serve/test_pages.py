@@ -225,3 +225,24 @@ def test_a_run_id_with_url_characters_is_linked_quoted(hostile_client):
     html = hostile_client.get("/").text
     assert f'href="/runs/{quote(EVIL_ID, safe="")}/"' in html
     assert hostile_client.get(f"/runs/{quote(EVIL_ID, safe='')}/").status_code == 200
+
+
+def test_an_unexpected_failure_is_a_500_page_and_one_line(tmp_path, capfd):
+    """A warehouse copy that lost a view the pages read: the page says so, no traceback anywhere."""
+    import shutil
+
+    import duckdb
+    from starlette.testclient import TestClient
+
+    from groundwork.serve.app import create_app
+    path = tmp_path / "w.duckdb"
+    shutil.copyfile(EXAMPLE_WAREHOUSE, path)
+    con = duckdb.connect(str(path))
+    con.execute("DROP VIEW run_summary")
+    con.close()
+    with TestClient(create_app(path)) as client:
+        r = client.get("/")
+        assert r.status_code == 500 and "internal error: CatalogException" in r.text and "Traceback" not in r.text
+        assert client.get("/rules").status_code == 200
+    err = capfd.readouterr().err
+    assert "groundwork serve: /: internal error: CatalogException" in err and "Traceback" not in err
