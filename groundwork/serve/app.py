@@ -282,6 +282,8 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
             info = page_info(con, fresh)
         for row in failing:
             row["completed_at"] = _when(row["completed_at"])
+        for point in trend:
+            point["finished"] = _when(point["finished_at"])
         chart = stacked_bars(trend, "label", [("failing", "fail"), ("passing", "pass")])
         return html("rule.html", page=info, code=code, files=files, failing=failing, trend=trend, chart=chart)
 

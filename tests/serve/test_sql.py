@@ -147,3 +147,9 @@ def test_hostile_strings_stay_data_in_json_and_csv(hostile_client):
     assert rows == [{"agent_id": EVIL}, {"agent_id": "fake.none"}]
     text = hostile_client.get("/sql", params={"q": "SELECT agent_id FROM runs ORDER BY 1", "format": "csv"}).text
     assert list(csv.reader(io.StringIO(text)))[1] == [EVIL]
+
+
+def test_run_ids_in_a_result_link_to_their_run_pages(example_client):
+    r = sql(example_client, "SELECT invocation_id, code FROM violation_messages WHERE code = 'G1' ORDER BY invocation_id LIMIT 1")
+    run = "01a22a33-cac0-70bb-9d1e-fda8f17f0647"   # the first G1 run by id
+    assert f'<td class="mono"><a href="/runs/{run}/">{run}</a></td><td class="mono">G1</td>' in r.text
