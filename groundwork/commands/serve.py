@@ -14,8 +14,10 @@ def register(app: typer.Typer) -> None:
         host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
         port: int = typer.Option(8080, "--port", "-p", help="Port to listen on (0: any free port; the line printed says which)."),
     ) -> None:
-        """Browse the warehouse in a web browser: runs (filter, sort, page), a run, a rule, and SQL.
-        Read-only; no script, no asset from the network. Ctrl-C (or SIGTERM) stops it.
+        """Browse the warehouse in a web browser: the runs, a run, a rule, and SQL (read-only).
+
+        Filter, sort and page the runs; open a run's page; see a rule's failing runs and trend; run
+        SQL or a saved query. No script, no asset from the network. Ctrl-C (or SIGTERM) stops it.
 
         Example: groundwork serve --warehouse warehouse.duckdb.example
         """

@@ -7,6 +7,7 @@ import contextlib
 import shutil
 import threading
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 
 import uvicorn
@@ -83,3 +84,22 @@ def live_server(warehouse: Path, **options):
         thread.join(30)
         sock.close()
         app.state.snapshots.close()
+
+
+class Doc(HTMLParser):
+    """Tags, attributes and the text of table #runs rows."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+    def links(self, prefix: str = "") -> list[str]:
+        return [a["href"] for t, a in self.tags if t == "a" and a.get("href", "").startswith(prefix)]

@@ -6,34 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from html.parser import HTMLParser
 from urllib.parse import quote
 
 import pytest
 
 from groundwork.core.escape import slug
-from serve_support import EXAMPLE_WAREHOUSE
+from serve_support import EXAMPLE_WAREHOUSE, Doc
 
 G1_RUN = "01a22a33-cac0-70bb-9d1e-fda8f17f0647"   # violation/G1/chat-before-retrieval (fails today)
-
-
-class Doc(HTMLParser):
-    """Tags, attributes and the text of table #runs rows."""
-
-    def __init__(self, text: str):
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict]] = []
-        self.text: list[str] = []
-        self.feed(text)
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data):
-        self.text.append(data)
-
-    def links(self, prefix: str = "") -> list[str]:
-        return [a["href"] for t, a in self.tags if t == "a" and a.get("href", "").startswith(prefix)]
 
 
 def run_ids(html: str) -> list[str]:

@@ -77,6 +77,20 @@ def test_a_missing_or_foreign_warehouse_is_one_line_and_status_2(tmp_path):
     r = subprocess.run([*GROUNDWORK, "serve", "--warehouse", str(tmp_path / "notes.txt"), "--port", "0"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "is not a groundwork warehouse" in r.stderr and r.stderr.count("\n") == 1
+    # a warehouse of a newer groundwork: refused, untouched, nothing made beside it
+    import duckdb
+    from groundwork.core.warehouse import connect, schema_version
+    newer = tmp_path / "newer" / "w.duckdb"
+    newer.parent.mkdir()
+    connect(newer).close()
+    con = duckdb.connect(str(newer))
+    con.execute("UPDATE schema_info SET value = $v WHERE key = 'schema_version'", {"v": str(schema_version() + 1)})
+    con.close()
+    was = newer.read_bytes()
+    r = subprocess.run([*GROUNDWORK, "serve", "--warehouse", str(newer), "--port", "0"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "was written by a newer groundwork" in r.stderr and r.stderr.count("\n") == 1
+    assert newer.read_bytes() == was and [p.name for p in newer.parent.iterdir()] == ["w.duckdb"]
 
 
 def test_a_port_in_use_is_named(tmp_path):

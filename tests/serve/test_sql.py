@@ -13,7 +13,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from groundwork.cli import app as cli_app
-from serve_support import EVIL, EVIL_ID, EXAMPLE_WAREHOUSE
+from serve_support import EVIL, EVIL_ID, EXAMPLE_WAREHOUSE, Doc
 
 
 def sql(client, query: str, **params):
@@ -125,6 +125,12 @@ def test_a_saved_query_runs_with_bound_parameters(example_client):
 
 # --------------------------------------------------------------------------------- hostile
 
+ALLOWED_TAGS = {"html", "head", "meta", "title", "link", "body", "nav", "a", "h1", "h2", "h3", "p", "span", "div",
+                "table", "thead", "tbody", "tr", "th", "td", "pre", "code", "ul", "li", "svg", "line", "rect", "text",
+                "i", "em", "strong", "form", "label", "select", "option", "input", "button", "textarea", "details",
+                "summary"}
+
+
 def _no_markup_from_data(html: str) -> None:
     assert "<script" not in html and "<img" not in html and "onerror=" not in html.replace("onerror=alert", "")
     assert "\u202e" not in html and "\x07" not in html
@@ -140,6 +146,13 @@ def test_hostile_strings_are_text_on_every_page(hostile_client):
         _no_markup_from_data(r.text)
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text, path
         assert "\\u202e" in r.text, path   # the bidi override shown as an escape
+        doc = Doc(r.text)
+        assert {t for t, _ in doc.tags} <= ALLOWED_TAGS, (path, {t for t, _ in doc.tags} - ALLOWED_TAGS)
+        for tag, attrs in doc.tags:
+            assert not [k for k in attrs if k.startswith("on")], (path, tag, attrs)
+            for k in ("href", "src", "action"):
+                if k in attrs:
+                    assert attrs[k].startswith("/") or attrs[k] in ("grounding.txt", "sources.txt", "data:,"), (path, attrs)
 
 
 def test_hostile_strings_stay_data_in_json_and_csv(hostile_client):
