@@ -245,12 +245,6 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
         return PlainTextResponse(row[0] + "\n")
 
     # -- /rules, /rules/<code> ---------------------------------------------------------
-    def rules_by_code() -> dict[str, list]:
-        out: dict[str, list] = {}
-        for rule in load_rules(kinds=KINDS):
-            out.setdefault(rule.code, []).append(rule)
-        return out
-
     def rule_list(request: Request):
         rules = rules_by_code()
         with snaps.cursor() as (con, fresh):
@@ -265,17 +259,7 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
         rules = rules_by_code().get(code)
         if not rules:
             raise HTTPException(404, f"no rule {code!r} (see /rules)")
-        files = []
-        for rule in rules:
-            text = rule.path.read_text(encoding="utf-8")
-            header, _body = split_header(text)
-            lead = []  # the comment lines after the header: what the rule checks, in words
-            for line in text.splitlines()[len(header):]:
-                if not line.startswith("--"):
-                    break
-                lead.append(line[2:].strip())
-            files.append({"name": rule.path.name, "title": rule.title, "kind": rule.kind, "modes": ", ".join(rule.modes),
-                          "description": " ".join(lead), "sql": text})
+        files = [describe(rule) for rule in rules]
         with snaps.cursor() as (con, fresh):
             failing = data.failing_runs(con, code)
             trend = data.rule_trend(con, code)
@@ -284,7 +268,7 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
             row["completed_at"] = _when(row["completed_at"])
         for point in trend:
             point["finished"] = _when(point["finished_at"])
-        chart = stacked_bars(trend, "label", [("failing", "fail"), ("passing", "pass")])
+        chart = trend_chart(trend)
         return html("rule.html", page=info, code=code, files=files, failing=failing, trend=trend, chart=chart)
 
     # -- /sql --------------------------------------------------------------------------
@@ -375,6 +359,35 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
     app.add_middleware(SecurityHeaders)
     app.state.snapshots = snaps
     return app
+
+
+def rules_by_code() -> dict[str, list]:
+    """Every rule file (rules, findings, source checks) by code, in report order."""
+    out: dict[str, list] = {}
+    for rule in load_rules(kinds=KINDS):
+        out.setdefault(rule.code, []).append(rule)
+    return out
+
+
+def describe(rule) -> dict:
+    """A rule file for its page: title, kind, modes, the comment lines after its header (what it
+    checks, in words) and its whole text. (Where the reports gain rule descriptions of their own,
+    this is the one place to take them from.)"""
+    text = rule.path.read_text(encoding="utf-8")
+    header, _body = split_header(text)
+    lead = []
+    for line in text.splitlines()[len(header):]:
+        if not line.startswith("--"):
+            break
+        lead.append(line[2:].strip())
+    return {"name": rule.path.name, "title": rule.title, "kind": rule.kind, "modes": ", ".join(rule.modes),
+            "description": " ".join(lead), "sql": text}
+
+
+def trend_chart(points: list[dict]) -> dict:
+    """The rule page's trend chart (data.rule_trend's points) as the reports draw bar charts
+    (reports/charts.py, _bar_chart.html): the one place to point at another chart."""
+    return stacked_bars(points, "label", [("failing", "fail"), ("passing", "pass")])
 
 
 def _cut(s: str) -> str:
