@@ -13,22 +13,17 @@ read from a private copy of the warehouse (``snapshot``).
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import datetime as dt
 import functools
-import hashlib
 import io
 import os
-import re
 import sys
 import time
-from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
-from jinja2 import ChoiceLoader, Environment, FileSystemLoader
+import orjson
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -46,103 +41,12 @@ from groundwork.investigate.session import Result, SqlError
 from groundwork.reports import data as report_data
 from groundwork.reports import runpage
 from groundwork.reports.charts import stacked_bars
-from groundwork.reports.render import TEMPLATES_DIR as REPORT_TEMPLATES
-from groundwork.reports.render import html_environment
 from groundwork.serve import data
 from groundwork.serve.limits import ROW_LIMIT, TIME_LIMIT, run_limited
 from groundwork.serve.snapshot import Snapshots
+from groundwork.serve.web import Page, SecurityHeaders, environment, rule_url, run_url, stylesheet, when
 
-TEMPLATES_DIR = Path(__file__).resolve().with_name("templates")
 CELL_LIMIT = 2000   # characters of a /sql result cell shown in the HTML table
-
-
-# ------------------------------------------------------------------------------ page plumbing
-
-
-@lru_cache(maxsize=1)
-def environment() -> Environment:
-    """The reports' HTML environment (autoescape, ``visible``), with this app's templates first: its
-    ``_layout.html`` replaces the nightly's, so run.html renders inside the app's pages."""
-    base = html_environment(None)
-    return base.overlay(loader=ChoiceLoader([FileSystemLoader(str(TEMPLATES_DIR)), base.loader]))
-
-
-_STYLE_ATTR = re.compile(r'\bstyle="([^"{}]*)"')
-
-
-@lru_cache(maxsize=1)
-def style_attribute_hashes() -> tuple[str, ...]:
-    """CSP hashes of the fixed style="..." attributes of the templates (run.html has one)."""
-    found = set()
-    for folder in (REPORT_TEMPLATES, TEMPLATES_DIR):
-        for path in folder.glob("*.html"):
-            found.update(_STYLE_ATTR.findall(path.read_text(encoding="utf-8")))
-    return tuple(sorted("'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() + "'" for s in found))
-
-
-def content_security_policy() -> str:
-    attrs = style_attribute_hashes()
-    attr = f"; style-src-attr 'unsafe-hashes' {' '.join(attrs)}" if attrs else ""
-    return ("default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
-            f"frame-ancestors 'none'; base-uri 'none'{attr}")
-
-
-@lru_cache(maxsize=1)
-def stylesheet() -> bytes:
-    """The nightly's stylesheet, then this app's additions: one file, served by the app."""
-    return ((REPORT_TEMPLATES / "_style.css").read_bytes() + b"\n" + (TEMPLATES_DIR / "serve.css").read_bytes())
-
-
-class SecurityHeaders:
-    """Adds the Content-Security-Policy and its companions to every response (ASGI middleware)."""
-
-    def __init__(self, app):
-        self.app = app
-        csp = content_security_policy()
-        self.headers = [(b"content-security-policy", csp.encode()), (b"x-content-type-options", b"nosniff"),
-                        (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY"),
-                        (b"cache-control", b"no-store")]
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-
-        async def with_headers(message):
-            if message["type"] == "http.response.start":
-                message = dict(message, headers=list(message.get("headers", [])) + self.headers)
-            await send(message)
-
-        await self.app(scope, receive, with_headers)
-
-
-def run_url(invocation_id) -> str:
-    return "/runs/" + quote(str(invocation_id), safe="") + "/"
-
-
-def rule_url(code) -> str:
-    return "/rules/" + quote(str(code), safe="")
-
-
-def _when(value) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, (int, float)):
-        value = dt.datetime.fromtimestamp(value, dt.timezone.utc).replace(tzinfo=None)
-    return value.strftime("%Y-%m-%d %H:%M:%S") + " UTC"
-
-
-@dataclass
-class Page:
-    """What every page's layout shows: where the data comes from and how fresh it is."""
-
-    warehouse: str
-    copy_taken: str
-    copy_age: float
-    busy: str | None
-    nightly: str | None
-    ingest: str | None
-    check: str | None
-    version: str = __version__
 
 
 # ------------------------------------------------------------------------------------- the app
@@ -160,8 +64,8 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
 
     def page_info(con, fresh) -> Page:
         f = data.freshness(con)
-        return Page(warehouse=str(warehouse), copy_taken=_when(fresh.taken_at), copy_age=time.time() - fresh.taken_at,
-                    busy=fresh.busy, nightly=_when(f["nightly"]), ingest=_when(f["ingest"]), check=_when(f["check"]))
+        return Page(warehouse=str(warehouse), copy_taken=when(fresh.taken_at), copy_age=time.time() - fresh.taken_at,
+                    busy=fresh.busy, nightly=when(f["nightly"]), ingest=when(f["ingest"]), check=when(f["check"]))
 
     def html(template: str, status: int = 200, **context) -> HTMLResponse:
         body = env.get_template(template).render(run_url=run_url, rule_url=rule_url, **context)
@@ -208,7 +112,7 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
             return link(sort=column, desc="0" if column == sort and descending else "1", page=None)
 
         for row in result.rows:
-            row["completed_at"] = _when(row["completed_at"])
+            row["completed_at"] = when(row["completed_at"])
             row["code_list"] = [c for c in (row["codes"] or "").split(" ") if c]
         return html("runs.html", page=info, r=result, f=filters, q=kept, sort=sort, descending=descending,
                     columns=data.COLUMNS, labels=data.LABELS, link=link, sort_link=sort_link, nightly=nightly, problems=problems,
@@ -265,9 +169,9 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
             trend = data.rule_trend(con, code)
             info = page_info(con, fresh)
         for row in failing:
-            row["completed_at"] = _when(row["completed_at"])
+            row["completed_at"] = when(row["completed_at"])
         for point in trend:
-            point["finished"] = _when(point["finished_at"])
+            point["finished"] = when(point["finished_at"])
         chart = trend_chart(trend)
         return html("rule.html", page=info, code=code, files=files, failing=failing, trend=trend, chart=chart)
 
@@ -401,7 +305,6 @@ def _data_response(fmt: str, table, error: str | None, row_limit: int) -> Respon
     if error is not None or table is None:
         message = error or "no query given (q=SQL or saved=NAME)"
         if fmt == "json":
-            import orjson
             return Response(orjson.dumps({"error": message}), status_code=400, media_type="application/json")
         return PlainTextResponse(message + "\n", status_code=400)
     out = io.StringIO()

@@ -14,9 +14,7 @@ import sys
 import textwrap
 import time
 import urllib.request
-from pathlib import Path
 
-import pytest
 
 from serve_support import EXAMPLE_WAREHOUSE, ROOT, live_server
 
