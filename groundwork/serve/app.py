@@ -26,7 +26,6 @@ from urllib.parse import urlencode
 import orjson
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -44,7 +43,7 @@ from groundwork.reports.charts import stacked_bars
 from groundwork.serve import data
 from groundwork.serve.limits import ROW_LIMIT, TIME_LIMIT, run_limited
 from groundwork.serve.snapshot import Snapshots
-from groundwork.serve.web import Page, SecurityHeaders, environment, rule_url, run_url, stylesheet, when
+from groundwork.serve.web import AllowedHosts, Page, SecurityHeaders, environment, rule_url, run_url, stylesheet, when
 
 CELL_LIMIT = 2000   # characters of a /sql result cell shown in the HTML table
 
@@ -259,7 +258,7 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
 
     app = Starlette(routes=routes, exception_handlers={HTTPException: not_found}, lifespan=lifespan)
     if allowed_hosts is not None:
-        app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
+        app.add_middleware(AllowedHosts, names=allowed_hosts)
     app.add_middleware(SecurityHeaders)
     app.state.snapshots = snaps
     return app

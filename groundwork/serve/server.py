@@ -53,7 +53,7 @@ def address(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
-LOOPBACK_NAMES = ["127.0.0.1", "localhost", "[::1]", "::1"]
+LOOPBACK_NAMES = ["127.0.0.1", "localhost", "[::1]"]
 
 
 def allowed_hosts(sock: socket.socket) -> list[str] | None:

@@ -107,3 +107,35 @@ class Page:
     version: str = __version__
 
 
+def host_name(header: str) -> str:
+    """The name in a Host header, without its port.
+
+    >>> host_name("127.0.0.1:8080"), host_name("[::1]:8080"), host_name("Localhost")
+    ('127.0.0.1', '[::1]', 'localhost')
+    """
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[:header.find("]") + 1] if "]" in header else header
+    return header.split(":", 1)[0]
+
+
+class AllowedHosts:
+    """Answers only requests whose Host header names one of ``names`` (ASGI middleware); any other
+    gets status 400. Against DNS rebinding: a page of another site re-pointed at 127.0.0.1."""
+
+    def __init__(self, app, names):
+        self.app = app
+        self.names = {n.lower() for n in names}
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
+            if host_name(host) not in self.names:
+                body = b"this server answers only requests for " + ", ".join(sorted(self.names)).encode() + b"\n"
+                await send({"type": "http.response.start", "status": 400,
+                            "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+

@@ -176,3 +176,10 @@ def test_the_readme_serve_line_and_its_json_url_work_on_the_example():
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=30)
+
+
+def test_the_doctests_of_the_serve_package():
+    import doctest
+
+    from groundwork.serve import web
+    assert doctest.testmod(web).failed == 0
