@@ -15,6 +15,8 @@ import textwrap
 import time
 import urllib.request
 
+import pytest
+
 
 from serve_support import EXAMPLE_WAREHOUSE, ROOT, live_server
 
@@ -26,26 +28,32 @@ def get(url: str) -> str:
         return r.read().decode("utf-8")
 
 
-def start(*args, cwd=None) -> tuple[subprocess.Popen, str]:
+def start(*args, cwd=None, env=None) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen([*GROUNDWORK, "serve", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, cwd=cwd)
+                            text=True, cwd=cwd, env=env)
     line = proc.stdout.readline()
     return proc, line
 
 
-def test_serve_prints_its_address_and_stops_cleanly_on_sigterm(tmp_path):
-    proc, line = start("--warehouse", str(EXAMPLE_WAREHOUSE), "--port", "0")
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
+def test_serve_prints_its_address_and_stops_cleanly(tmp_path, stop):
+    # its copies of the warehouse go to TMPDIR; a clean stop removes them
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    proc, line = start("--warehouse", str(EXAMPLE_WAREHOUSE), "--port", "0", env=dict(os.environ, TMPDIR=str(temp)))
     try:
         m = re.fullmatch(r"groundwork serve: (http://127\.0\.0\.1:(\d+)/) \(warehouse .*, read-only; Ctrl-C stops\)\n", line)
         assert m, line
         assert int(m.group(2)) > 0
         html = get(m.group(1))
         assert "99 runs" in html
+        assert [p.name[:len("groundwork-serve-")] for p in temp.iterdir()] == ["groundwork-serve-"]
     finally:
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(stop)
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert "Traceback" not in err
+    assert list(temp.iterdir()) == []
 
 
 def test_on_loopback_only_loopback_host_names_are_answered():
