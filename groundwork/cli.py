@@ -25,7 +25,7 @@ def build_app():
     """The typer app with every command registered."""
     import typer
 
-    from groundwork.commands import drift, example, export, ingest, lint, nightly, query, spark, sql, synth, verify, watch
+    from groundwork.commands import drift, example, export, ingest, lint, nightly, query, serve, spark, sql, synth, verify, watch
 
     app = typer.Typer(
         name="groundwork",
@@ -35,7 +35,7 @@ def build_app():
         pretty_exceptions_enable=False,
     )
     # In this order in `groundwork --help`.
-    for command in (ingest, lint, verify, drift, nightly, watch, spark, synth, sql, query, export, example):
+    for command in (ingest, lint, verify, drift, nightly, watch, spark, synth, sql, query, export, serve, example):
         command.register(app)
     return app
 

@@ -33,7 +33,8 @@ ALLOWED = {
     "investigate": {"root", "core", "checks"},
     "jobs": {"root", "core", "ingest", "checks", "reports", "investigate"},
     "spark": {"root", "core", "ingest", "checks", "reports"},
-    "commands": {"root", "core", "ingest", "checks", "synth", "reports", "investigate", "jobs", "spark"},
+    "serve": {"root", "core", "checks", "reports", "investigate"},
+    "commands": {"root", "core", "ingest", "checks", "synth", "reports", "investigate", "jobs", "spark", "serve"},
 }
 
 
@@ -251,6 +252,7 @@ def test_the_wheel_holds_every_module_and_data_file(wheel):
         (ROOT / "sql", "groundwork/sql", "**/*.sql"),   # schema/, rules/, queries/, reports/
         (ROOT / "reports", "groundwork/reports", "templates/**/*"),
         (ROOT / "groundwork" / "checks", "groundwork/checks", "templates/**/*"),
+        (ROOT / "groundwork" / "serve", "groundwork/serve", "templates/**/*"),
         (ROOT / "groundwork" / "core", "groundwork/core", "*.txt"),
     ]
     missing = []
