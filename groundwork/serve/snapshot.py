@@ -31,6 +31,8 @@ from groundwork.core.errors import GroundworkError, WarehouseLocked
 from groundwork.core.warehouse import connect
 from groundwork.investigate.session import confine
 
+MEMORY_LIMIT = "1GB"  # per served copy, shared by the requests answered from it
+
 REFRESH_EVERY = 1.0   # seconds between two looks at the warehouse file
 REFRESH_WAIT = 0.2    # seconds a refresh waits for a writer's lock before answering from the old copy
 
@@ -110,6 +112,9 @@ class Snapshots:
                 source.close()
             con = connect(copy, read_only=True)
             try:
+                # A bound on what one /sql query may hold (a join of two large tables, say);
+                # past it DuckDB says "Out of Memory" and that query alone fails.
+                con.execute("SET memory_limit = $limit", {"limit": MEMORY_LIMIT})
                 confine(con)
             except BaseException:
                 con.close()

@@ -166,3 +166,11 @@ def test_run_ids_in_a_result_link_to_their_run_pages(example_client):
     r = sql(example_client, "SELECT invocation_id, code FROM violation_messages WHERE code = 'G1' ORDER BY invocation_id LIMIT 1")
     run = "01a22a33-cac0-70bb-9d1e-fda8f17f0647"   # the first G1 run by id
     assert f'<td class="mono"><a href="/runs/{run}/">{run}</a></td><td class="mono">G1</td>' in r.text
+
+
+def test_a_query_may_hold_at_most_a_gigabyte_and_cannot_raise_it(example_client):
+    # DuckDB's default is 80 % of the machine's memory: one runaway join from the query box
+    # would take the whole machine. The served copy is bounded, and the bound is locked.
+    r = sql(example_client, "SELECT current_setting('memory_limit') AS m", format="json")
+    assert r.json() == [{"m": "953.6 MiB"}]
+    assert sql(example_client, "SET memory_limit = '20GB'", format="json").status_code == 400
