@@ -15,7 +15,7 @@ from groundwork.core.escape import slug
 from groundwork.reports import data
 from groundwork.reports.charts import stacked_bars
 from groundwork.reports.output import write_atomic
-from groundwork.reports.render import render, render_html
+from groundwork.reports.render import render, render_html, rule_catalog
 
 TOP = 100           # rows per bounded table in the fleet report
 DIFF_TOP = 50       # runs listed per change class
@@ -81,13 +81,16 @@ def _charts(d: dict) -> dict:
 
 
 def write(out: Path, d: dict, *, page_size: int = PAGE_SIZE, con=None) -> list[Path]:
-    """Write fleet.html, summary.md, summary.json and the failing-run list pages."""
+    """Write fleet.html, rules.html (what each rule code means: every code the pages name links
+    to its entry there), summary.md, summary.json and the failing-run list pages."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     n_failing = d["totals"]["runs_failing"]
     pages = max(1, -(-n_failing // page_size))
     html = render_html("fleet.html", limit=MAX_STRING, d=d, charts=_charts(d), pages=pages, root="")
     written.append(write_atomic(out / "fleet.html", html))
+    written.append(write_atomic(out / "rules.html", render_html("rules.html", d={"meta": d["meta"]},
+                                                                codes=list(rule_catalog().values()), root="")))
     written.append(write_atomic(out / "summary.md", render("summary.md", d=d, pages=pages)))
     written.append(write_atomic(out / "summary.json", orjson.dumps(json_summary(d), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"))
     fdir = out / "failing"

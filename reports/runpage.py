@@ -26,12 +26,12 @@ from groundwork import __version__
 from groundwork.core.escape import slug
 from groundwork.reports import data
 from groundwork.reports.output import write_atomic
-from groundwork.reports.render import TEMPLATES_DIR, render_html
+from groundwork.reports.render import TEMPLATES_DIR, render_html, rule_catalog
 
 MANIFEST = ".groundwork-manifest.json"
 BATCH = 5000        # runs per page-data batch
 MAX_TIMELINE_ROWS = 400
-_PAGE_TEMPLATES = ("run.html", "_layout.html", "_style.css")
+_PAGE_TEMPLATES = ("run.html", "_layout.html", "_style.css", "_rules.html")
 # The sql/reports/ queries a run page is made from (collect), one per table.
 _PAGE_QUERIES = ("run_page_runs", "run_page_lint", "run_page_verify", "run_page_violations", "run_page_unresolved",
                  "run_page_spans", "run_page_payload_refs", "run_page_evidence", "run_page_delegations")
@@ -58,7 +58,8 @@ def _digest(*parts) -> str:
 def _template_version() -> str:
     texts = [(TEMPLATES_DIR / name).read_text(encoding="utf-8") for name in _PAGE_TEMPLATES]
     queries = [data.query(name)[0] for name in _PAGE_QUERIES]
-    return _digest(__version__, Path(__file__).read_text(encoding="utf-8"), *texts, *queries)
+    titles = [f"{c.code}={c.title}" for c in rule_catalog().values()]   # the titles a page shows
+    return _digest(__version__, Path(__file__).read_text(encoding="utf-8"), *texts, *queries, *titles)
 
 
 def _load_manifest(out: Path) -> dict:
