@@ -15,7 +15,7 @@ from groundwork.core.escape import slug
 from groundwork.reports import data
 from groundwork.reports.charts import stacked_bars
 from groundwork.reports.output import write_atomic
-from groundwork.reports.render import render, render_html, rule_catalog
+from groundwork.reports.render import render, render_html, rule, rule_catalog
 
 TOP = 100           # rows per bounded table in the fleet report
 DIFF_TOP = 50       # runs listed per change class
@@ -56,6 +56,9 @@ def collect(con, p: data.Passes, meta: dict, *, top: int = TOP, state_ready: boo
         _with_slugs(rows)
         for r in rows:
             r["has_page"] = change in ("new", "still")
+    for r in d["by_rule"]:
+        info = rule(r["code"])
+        r["title"] = None if info is None else info.title
     _with_slugs(d["failing_top"])
     for r in d["failing_top"]:
         r["has_page"] = True
@@ -123,6 +126,8 @@ def json_summary(d: dict) -> dict:
         "passes": d["passes"],
         "totals": d["totals"],
         "by_rule": d["by_rule"],
+        "rules": {c.code: {"title": c.title, "kind": c.kind, "modes": list(c.modes), "page": f"rules.html#{c.code}",
+                           "docs": f"docs/rules.md#{c.anchor}"} for c in rule_catalog().values()},
         "by_rule_mode": d["by_rule_mode"],
         "by_rule_agent_mode": d["by_rule_agent_mode"],
         "trend_by_day": d["trend_by_day"],
