@@ -151,11 +151,16 @@ def test_reports_end_to_end_from_rows(two_nights, tmp_path):
     assert run_links == {f"runs/{x}/index.html" for x in pages}
     assert all((tmp_path / h.split("#")[0]).exists() for h in hrefs if not h.startswith("#"))
     assert r.runs.pages_written == 5
-    # Every link of every run page resolves (today's texts included).
+    # Every link of every run page resolves (today's texts included), and a rule code's link lands
+    # on the code's entry of rules.html.
+    rule_ids = {a.get("id") for tag, a in parse(tmp_path / "rules.html").tags if tag == "tr"}
     for page in (tmp_path / "runs").glob("*/index.html"):
         for tag, a in parse(page).tags:
             if tag == "a" and not a["href"].startswith("#"):
-                assert (page.parent / a["href"]).resolve().exists(), (page, a["href"])
+                target, _, anchor = a["href"].partition("#")
+                assert (page.parent / target).resolve().exists(), (page, a["href"])
+                if target.endswith("rules.html") and anchor:
+                    assert anchor in rule_ids, (page, a["href"])
 
 
 def test_unlintable_run_page_links_only_existing_texts(tmp_path):
@@ -251,10 +256,19 @@ def test_junit_has_a_testcase_per_rule_and_agent(two_nights):
     failing = {k for k, c in cases.items() if c.find("failure") is not None}
     assert failing == {("grounding.agent.one", "G1"), ("grounding.agent.two", "G1"), ("grounding.agent.two", "N1")}
     f = cases[("grounding.agent.two", "N1")].find("failure")
-    assert f.get("message") == "2 violations in 2 runs" and "e: " + N1[1] in f.text
+    # the message ends with the rule file's title (sql/rules/N1.sql: "-- title: ..."), in the
+    # singular for one violation in one run
+    assert f.get("message") == "2 violations in 2 runs: An agent that declared no model call has no chat span"
+    assert "e: " + N1[1] in f.text
+    props = {x.get("name"): x.get("value") for x in g.find("properties").iter("property")}
+    assert props["rule.N1"] == "An agent that declared no model call has no chat span (rules.html#N1)"
+    assert props["rule.G0"] == "The trace and the envelope are well formed enough to be judged (rules.html#G0)"
+    assert list(g)[0].tag == "properties"      # before the testcases, as the JUnit schemas want
     assert g.get("tests") == str(len(cases)) and g.get("failures") == "3"
     s = {(c.get("classname"), c.get("name")) for c in suites["sources"].iter("testcase") if c.find("failure") is not None}
     assert s == {("sources.agent.two", "S1")}
+    one = [c for c in suites["sources"].iter("testcase") if c.get("name") == "S1" and c.find("failure") is not None][0]
+    assert one.find("failure").get("message") == "1 violation in 1 run: Evidence cites a record its pinned source copy does not hold"
 
 
 PROM_LINE = re.compile(r'^(# (HELP|TYPE) .*|[a-z_]+(\{([a-z_]+="([^"\\\n]|\\.)*",?)*\})? -?[0-9.e+]+)$')
@@ -283,20 +297,27 @@ def test_violations_jsonl_has_one_object_per_violation(two_nights, tmp_path):
     assert {(r["check"], r["code"], r["change"]) for r in f} == {("grounding", "G1", "new"), ("sources", "S1", "new")}
 
 
-def test_stacked_bar_geometry():
-    from groundwork.reports.charts import stacked_bars
+def test_rate_chart_scales_the_rate_axis_to_the_largest_rate_and_counts_on_their_own():
+    from groundwork.reports.charts import rate_chart
 
-    c = stacked_bars([{"day": "d1", "ok": 30, "bad": 10}, {"day": "d2", "ok": 0, "bad": 20}, {"day": "d3", "ok": 0, "bad": 0}],
-                     "day", [("ok", "pass"), ("bad", "fail")], width=400, height=130)
-    plot_h = c["axis_y"] - 8
-    d1 = [b for b in c["bars"] if b["title"].startswith("d1")]
-    assert [b["cls"] for b in d1] == ["pass", "fail"]
-    assert sum(b["h"] for b in d1) == pytest.approx(plot_h)             # the tallest bar fills the plot
-    d2 = [b for b in c["bars"] if b["title"].startswith("d2")]
-    assert len(d2) == 1 and d2[0]["h"] == pytest.approx(plot_h / 2)     # 20 of 40
-    assert not [b for b in c["bars"] if b["title"].startswith("d3")]     # empty day: no rectangle
-    assert d1[0]["y"] + d1[0]["h"] == pytest.approx(c["axis_y"])        # stacked from the axis up
-    assert d2[0]["title"] == "d2: 0 ok, 20 bad"
+    def chart(failing, total):
+        return rate_chart([{"label": "a", "total": total, "failing": failing}, {"label": "b", "total": total, "failing": 0},
+                           {"label": "c", "total": 0, "failing": 0}], [("failing", "fail", "failing")], width=400, height=200)
+
+    for failing, total, top in ((1, 1000, "0.1%"), (2, 4, "50%"), (3, 200, "2%")):   # 0.1 %, 50 %, 1.5 %
+        c = chart(failing, total)
+        assert c["rate_top"] == top
+        rate_h = c["rate_base"] - c["rate_top_y"]
+        a, b = c["dots"]                                   # no dot for the slot without runs
+        # 0.1 % on a 0-0.1 % axis and 50 % on a 0-50 % axis reach the top; 1.5 % is 3/4 of 0-2 %
+        assert c["rate_base"] - a["y"] == pytest.approx(rate_h * (failing / total) / float(top[:-1]) * 100, abs=0.01)
+        assert b["y"] == pytest.approx(c["rate_base"])     # 0 %: on the axis
+        assert a["title"] == f"a: failing {top if failing / total * 100 == float(top[:-1]) else '1.5%'} ({failing} of {total} runs)"
+        (bar,) = c["bars"]                                 # counts: their own axis, 1-2-5 steps
+        assert bar["y"] + bar["h"] == pytest.approx(c["count_base"])
+        assert c["count_top"] == {1: 1, 2: 2, 3: 5}[failing]
+        assert bar["h"] == pytest.approx((c["count_base"] - c["count_top_y"]) * failing / c["count_top"])
+        assert [t["text"] for t in c["rate_ticks"]][-1] == top
 
 
 def test_timeline_places_spans_in_the_tree_and_survives_cycles():
