@@ -292,8 +292,9 @@ GROUNDING_DRIFT = (
 )
 SOURCES_DRIFT = (
     ("same", "today's text is byte-identical to the recorded sources.txt"),
-    ("verdict", "recorded and today's verdicts differ (passed vs FAILED)"),
-    ("text", "same verdict, different text"),
+    ("withheld", "the stored envelope is the conductor's withheld one: the workbench checked the evidence the agent returned, the stored envelope has none, so today's text says 0 verified (expected: docs/rules.md#withheld-envelopes)"),
+    ("verdict", "recorded and today's verdicts differ (passed vs FAILED) on the same stored evidence"),
+    ("text", "same verdict, different text (e.g. other counts of verified or unresolved items)"),
     ("unrecorded", "no sources.txt in the archive"),
     ("unjudged", "not verifiable today"),
 )
@@ -303,7 +304,9 @@ def drift(con, p: Passes, top: int) -> dict:
     """Recorded grounding.txt / sources.txt (what the workbench wrote) vs today's text.
 
     grounding: the classes of the ``recorded_drift`` view (lint history) for tonight's lint,
-    plus ``same`` and ``unrecorded``. sources: same / verdict / text / unrecorded / unjudged.
+    plus ``same`` and ``unrecorded``. sources: same / withheld / verdict / text / unrecorded /
+    unjudged (no rules_changed class: every workbench with a source check writes the same text,
+    docs/rules.md#older-rule-sets).
     """
     g_counts = _one(con, "grounding_drift_same")
     for r in rows(con, "grounding_drift_classes", lint=p.lint_id):

@@ -353,3 +353,60 @@ def test_unusual_modes_with_equal_counts_keep_one_column_order_whatever_order_sq
         seen.append(data.by_rule_mode(None, data.Passes(lint_id=1, verify_id=None)))
     assert seen[0] == seen[1]
     assert seen[0]["modes"] == ["retrieval", "(none)", "telepathy", "zz"]
+
+
+def test_sources_drift_says_why_and_an_unlintable_runs_today_cell_says_why(tmp_path):
+    """Recorded vs today: a withheld run's sources.txt (the workbench checked the evidence the agent
+    returned; the stored envelope has none) is classed withheld, not a verdict change, and is not
+    listed among the examples; a real verdict change is. An unlintable run's Today cell names the
+    reason."""
+    con = connect(":memory:")
+    add_run(con, "w", withheld=True, recorded_grounding="grounding: FAILED [retrieval]\n  - G2: x\n",
+            recorded_sources="sources: 5 verified, 0 unresolved\n")
+    add_run(con, "v", recorded_grounding="grounding: passed [retrieval] (1 retrieval, 1 chat spans)\n",
+            recorded_sources="sources: 1 verified, 0 unresolved\n")
+    add_run(con, "u", recorded_grounding="grounding: passed [retrieval] (1 retrieval, 1 chat spans)\n",
+            recorded_sources="sources: 0 verified, 0 unresolved\n")
+    add_pass(con, 1)
+    add_pass(con, 2, "verify", "S1,S2")
+    add_verdict(con, 1, "w")
+    add_verdict(con, 1, "v")
+    add_verdict(con, 1, "u", status="unlintable")      # reason "boom"
+    add_verdict(con, 2, "w", kind="verify")            # sources: 0 verified, 0 unresolved
+    add_verdict(con, 2, "v", [S1], kind="verify")
+    add_verdict(con, 2, "u", kind="verify")
+    add_nightly(con, 1, 1, 2, exit_status=None)
+    p = Passes(lint_id=1, verify_id=2, nightly_id=1)
+    data.build_state(con, p)
+    drift = data.drift(con, p, 20)
+    counts = {c: n for c, n, _ in drift["sources"]["classes"]}
+    assert (counts["withheld"], counts["verdict"], counts["same"], counts["text"]) == (1, 1, 1, 0)
+    assert [(e["invocation_id"], e["class"]) for e in drift["sources"]["examples"]] == [("v", "verdict")]
+    build_reports(con, tmp_path, p, META, state_ready=True)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["drift"]["sources"]["counts"]["withheld"] == 1
+    page = (tmp_path / "fleet.html").read_text()
+    table = page[page.index('id="drift-grounding"'):page.index('<h3>sources.txt')]
+    assert "unlintable today: boom" in table
+
+
+def test_run_pages_fleet_and_summary_name_each_rules_title(two_nights, tmp_path):
+    con, p = two_nights
+    build_reports(con, tmp_path, p, META)
+    title = "No chat span starts before the first retrieval span ends"     # sql/rules/G1.sql's title
+    run = (tmp_path / "runs" / "h" / "index.html").read_text()
+    assert f'<a class="code" href="../../rules.html#G1" title="{title}">G1</a>' in run
+    assert f'<td class="rule-title">{title}</td>' in run
+    fleet_html = (tmp_path / "fleet.html").read_text()
+    assert f'<td class="rule-title">{title}</td>' in fleet_html
+    rules_html = (tmp_path / "rules.html").read_text()
+    assert f'<tr id="G1"><td class="mono code">G1</td><td class="title">{title}</td>' in rules_html
+    assert "docs/rules.md#g1" in rules_html and "docs/rules.md#gw2" in rules_html
+    summary = (tmp_path / "summary.md").read_text()
+    assert f"- G1 ({title}): 4 violations in 4 runs, 2 new\n" in summary       # a b f h; b, f new
+    assert "- N1 (An agent that declared no model call has no chat span): 2 violations in 2 runs, 1 new\n" in summary   # e h; e new
+    rows = [json.loads(x) for x in (tmp_path / "violations.jsonl").read_text().splitlines()]
+    assert {r["title"] for r in rows if r["code"] == "G1"} == {title}
+    js = json.loads((tmp_path / "summary.json").read_text())
+    assert js["rules"]["GW1"]["docs"] == "docs/rules.md#gw1" and js["rules"]["G1"]["title"] == title
+    assert [r["title"] for r in js["by_rule"] if r["code"] == "G1"] == [title]
