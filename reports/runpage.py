@@ -278,7 +278,7 @@ def _named(span_id: str | None, name: str | None, messages: list[str]) -> bool:
 
 
 def _short(value, n: int = 48) -> str:
-    s = "None" if value is None else str(value)
+    s = "(none)" if value is None else str(value)
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
@@ -302,7 +302,8 @@ def timeline(spans: list[dict], messages: list[str]) -> dict:
             label += " " + _short(detail, 40)
         if not s["in_tree"]:
             label = _short(label, 36) + " (outside the tree)"
-        label = _short(label, 54)   # the label column is 380 px of 11.5 px monospace
+        label = _short(label, 54)   # the label column: 380 px, 54 characters of 11 px monospace (6.6 px each) and a
+        #                             clip (tl-labels) for wider characters, so a label never runs into its bar
         bar = None
         if s["start_time"] is not None and s["end_time"] is not None and t0 is not None:
             a = (s["start_time"] - t0).total_seconds() * 1e6

@@ -210,7 +210,9 @@ def test_failing_runs_are_paged_and_the_fleet_page_stays_bounded(tmp_path):
         listed += [a["href"].split("/")[2] for tag, a in parse(page).tags if tag == "a" and a.get("href", "").startswith("../runs/")]
     assert sorted(listed) == sorted(f"run-{i:05d}" for i in range(n))        # every failing run exactly once
     fleet_links = [a["href"] for tag, a in parse(tmp_path / "fleet.html").tags if tag == "a" and a.get("href", "").startswith("runs/")]
-    assert len(fleet_links) == fleet.TOP + fleet.DIFF_TOP and len(set(fleet_links)) == fleet.TOP  # failing top-N + new top-N
+    # every failing run is new: the list is printed once (failing top-N), not again as "new"
+    assert len(fleet_links) == len(set(fleet_links)) == fleet.TOP
+    assert 'id="new-are-all-failing"' in (tmp_path / "fleet.html").read_text()
     # One run every 2 hours = 101 days of completions: the day chart shows the latest 90.
     assert len(d["trend_by_day"]) == 90
     assert d["trend_by_day"][-1]["day"] == "2027-02-09" and d["trend_by_day"][0]["day"] == "2026-11-12"
