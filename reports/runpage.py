@@ -310,7 +310,7 @@ def timeline(spans: list[dict], messages: list[str]) -> dict:
             dur = max(0.0, (s["end_time"] - s["start_time"]).total_seconds() * 1e6)
             bar = {"x": round(label_w + bar_w * a / span_us, 2), "w": round(max(2.0, bar_w * dur / span_us), 2), "dur_us": int(dur)}
         out.append({"y": y, "label": label, "cls": _KIND.get(s["name"], "sp-other"), "named": named, "bar": bar,
-                    "title": f"{_short(s['name'], 40)} {s['span_id']}: line {s['line_no']}"})
+                    "title": f"{_short(s['name'], 40)} {_short(s['span_id'], 64)}: line {s['line_no']}"})
     return {"width": width, "height": 12 + len(rows) * row_h, "label_w": label_w, "rows": out,
             "row_h": row_h, "hidden": max(0, len(spans) - len(rows)), "total_us": int(span_us) if t0 is not None else 0}
 

@@ -412,3 +412,21 @@ def test_run_pages_fleet_and_summary_name_each_rules_title(two_nights, tmp_path)
     js = json.loads((tmp_path / "summary.json").read_text())
     assert js["rules"]["GW1"]["docs"] == "docs/rules.md#gw1" and js["rules"]["G1"]["title"] == title
     assert [r["title"] for r in js["by_rule"] if r["code"] == "G1"] == [title]
+
+
+def test_run_page_says_none_for_missing_values_not_python_none(tmp_path):
+    """Outside the compatible texts a missing span id or hash reads "(none)", never a bare None."""
+    con = connect(":memory:")
+    add_run(con, "r", spans=[
+        {"name": "invoke_agent", "span_id": "00f067aa0ba902b7", "parent_id": None, "start": 0, "end": 1000},
+        {"name": "retrieval", "span_id": None, "parent_id": "00f067aa0ba902b7", "start": 100, "end": 110, "dd_source_id": "src:a"},
+        {"name": "chat", "span_id": "1a2b3c4d5e6f7081", "parent_id": "00f067aa0ba902b7", "start": 50, "end": 900}])
+    add_pass(con, 1)
+    add_verdict(con, 1, "r", [G1])
+    add_nightly(con, 1, 1, None, exit_status=None)
+    p = Passes(lint_id=1, nightly_id=1)
+    build_reports(con, tmp_path, p, META)
+    page = parse(tmp_path / "runs" / "r" / "index.html")
+    text = "".join(page.text)
+    assert "None" not in text
+    assert "(none)" in text       # the retrieval's hash, and its span id on the timeline
