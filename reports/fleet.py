@@ -104,13 +104,18 @@ def _charts(d: dict) -> dict:
         info = rule(code)
         return (pt["verified"] if info is not None and info.kind == "source" else pt["linted"]) or 0
 
+    order = {code: i for i, code in enumerate(rule_catalog())}
+
+    def in_rule_order(series):   # lint order, then the source check, then findings; unknown codes last
+        return sorted(series, key=lambda r: (order.get(r["code"], len(order)), str(r["code"])))
+
     runs_with = [("runs", "fail", "runs with a violation")]
     rules_lint = [_small(rule_title(r["code"]), r["code"], rate_chart(
         [{"label": lb, "total": denominator(r["code"], pt), "runs": x["runs"]} for lb, pt, x in zip(labels, nights, r["points"])],
-        runs_with, **SMALL)) for r in d["trend_by_lint"]["rule_runs"]]
+        runs_with, **SMALL)) for r in in_rule_order(d["trend_by_lint"]["rule_runs"])]
     rules_completion = [_small(rule_title(r["code"]), r["code"], rate_chart(
         [{"label": pt["label"], "total": pt["runs"], "runs": n} for pt, n in zip(slots, r["points"])], runs_with, **SMALL))
-        for r in comp["rules"]]
+        for r in in_rule_order(comp["rules"])]
     failing = [("failing", "fail", "failing runs")]
 
     def agent(a):
