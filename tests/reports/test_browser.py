@@ -200,6 +200,7 @@ def test_trend_charts_show_failure_rates_on_a_readable_axis(chromium, example_re
     chromium.load(second_night / "rules.html")
     assert chromium.console_errors() == []
     assert ids <= set(chromium.evaluate("[...document.querySelectorAll('tr[id]')].map(r => r.id)"))
+    assert chromium.evaluate(BROKEN_WORDS + "('th, td.code, td.ref')") == []     # "unverifiabl e", "#s 0"
     assert text(chromium, "#G1 td.title") == "No chat span starts before the first retrieval span ends"
     chromium.screenshot(ARTIFACTS / "rules.png")
 
