@@ -478,7 +478,11 @@ WITH present AS (SELECT invocation_id, run_path, envelope_invocation_id FROM run
                 UNION SELECT invocation_id AS claimed, invocation_id FROM present
                 WHERE invocation_id IN (SELECT claimed FROM odd))
 SELECT p.invocation_id, p.run_path || '/envelope.json',
-       'invocation_id ' || p.envelope_invocation_id || ' is also claimed by folder(s) ' ||
+       -- an envelope without an invocation_id (absent or null; its str() is None) says so
+       CASE WHEN (SELECT coalesce(json_type(e.envelope_json, '$.invocation_id'), 'NULL') = 'NULL'
+                  FROM runs e WHERE e.invocation_id = p.invocation_id)
+            THEN 'the envelope has no invocation_id, nor have the envelopes of folder(s) '
+            ELSE 'invocation_id ' || p.envelope_invocation_id || ' is also claimed by folder(s) ' END ||
        string_agg(c.invocation_id, ', ' ORDER BY c.invocation_id)
 FROM present p JOIN claims c ON c.claimed = p.envelope_invocation_id AND c.invocation_id <> p.invocation_id
 WHERE p.envelope_invocation_id IN (SELECT claimed FROM odd)

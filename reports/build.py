@@ -2,6 +2,7 @@
 
 Layout of OUT:
     fleet.html                 the fleet report (self-contained: inline CSS, inline SVG, no script)
+    rules.html                 what each rule code means (every code on a page links to it)
     summary.md, summary.json   summaries for chat/e-mail and for machines
     failing/page-<n>.html      every failing run, paged
     runs/<slug>/index.html     a page per failing run

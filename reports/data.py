@@ -186,17 +186,90 @@ def trend_by_lint(con, p: Passes, nights: int = 30) -> dict:
         pt["at"] = _iso(pt["at"])
         pt["rules_changed"] = i > 0 and pt["ruleset_hash"] != prev_hash
         prev_hash = pt["ruleset_hash"]
-    ids = [x for pt in points[-10:] for x in (pt["lint_id"], pt["verify_id"]) if x is not None]
+    ids = [x for pt in points for x in (pt["lint_id"], pt["verify_id"]) if x is not None]
     per_rule: dict[str, dict[int, int]] = {}
+    rule_runs: dict[str, dict[int, int]] = {}
     if ids:
         for r in rows(con, "violations_by_pass", passes=ids):
             per_rule.setdefault(r["code"], {})[r["lint_id"]] = r["n"]
+            rule_runs.setdefault(r["code"], {})[r["lint_id"]] = r["runs"]
     recent = points[-10:]
     rule_rows = [
         {"code": code, "cells": [by.get(pt["lint_id"], 0) + by.get(pt["verify_id"], 0) for pt in recent]}
         for code, by in sorted(per_rule.items())
     ]
-    return {"points": points, "recent": [pt["nightly_id"] for pt in recent], "rules": rule_rows}
+    # Per rule, each nightly's runs with a violation of it (a source-check code counts the verify
+    # pass's runs, the others the lint pass's).
+    rule_series = [
+        {"code": code, "points": [{"nightly_id": pt["nightly_id"], "runs": by.get(pt["lint_id"], 0) + by.get(pt["verify_id"], 0)}
+                                  for pt in points]}
+        for code, by in sorted(rule_runs.items())
+    ]
+    return {"points": points, "recent": [pt["nightly_id"] for pt in recent], "rules": rule_rows, "rule_runs": rule_series}
+
+
+def _agent_params(agents: list) -> dict:
+    return {"agents": [a for a in agents if a is not None], "null_agent": any(a is None for a in agents)}
+
+
+def trend_agents_by_lint(con, nightly_ids: list[int], agents: list) -> list[dict]:
+    """Per agent of ``agents`` (in that order), each nightly's runs judged and failing."""
+    if not nightly_ids or not agents:
+        return []
+    found = {(r["nightly_id"], r["agent_id"]): r for r in
+             rows(con, "trend_agents_by_nightly", nightlies=nightly_ids, **_agent_params(agents))}
+    return [{"agent_id": a, "points": [{"nightly_id": n, "runs": found.get((n, a), {}).get("runs", 0),
+                                        "failing": found.get((n, a), {}).get("failing", 0)} for n in nightly_ids]}
+            for a in agents]
+
+
+# The slots of the trend by completion: the finest of these widths that keeps the time range of
+# the runs judged within MAX_SLOTS slots (an archive completed within hours is not one bar a day).
+COMPLETION_SLOTS = (("1 minute", 60), ("10 minutes", 600), ("1 hour", 3600), ("6 hours", 21600), ("1 day", 86400))
+MAX_SLOTS = 96
+
+
+def _slot_label(at: _dt.datetime, seconds: int) -> str:
+    return at.strftime("%Y-%m-%d") if seconds >= 86400 else at.strftime("%m-%d %H:%M")
+
+
+def trend_by_completion(con, p: Passes, agents: list) -> dict:
+    """Runs judged now, failing and new per slot of completion time (the slot width chosen from
+    COMPLETION_SLOTS; the latest MAX_SLOTS slots, oldest first, empty slots included), and per
+    rule code and per agent of ``agents`` the runs failing per slot."""
+    rng = _one(con, "completion_range")
+    if not rng or rng.get("last") is None:
+        return {"slot": None, "points": [], "rules": [], "agents": []}
+    first, last = rng["first"], rng["last"]
+    span = (last - first).total_seconds()
+    width, secs = next(((w, n) for w, n in COMPLETION_SLOTS if span / n < MAX_SLOTS - 1), COMPLETION_SLOTS[-1])
+    since = max(first, last - _dt.timedelta(seconds=secs * (MAX_SLOTS - 1)))
+    totals = {r["slot"]: r for r in rows(con, "trend_by_completion", width=width, since=since)}
+    slots = []
+    if totals:
+        at, end = min(totals), max(totals)
+        while at <= end:
+            slots.append(at)
+            at += _dt.timedelta(seconds=secs)
+    slots = slots[-MAX_SLOTS:]
+    points = [{"at": _iso(a), "label": _slot_label(a, secs), "runs": int(totals.get(a, {}).get("runs", 0)),
+               "failing": int(totals.get(a, {}).get("failing", 0)), "new": int(totals.get(a, {}).get("new", 0))}
+              for a in slots]
+    per_rule: dict[str, dict] = {}
+    for r in rows(con, "trend_rules_by_completion", width=width, since=since, lint=p.lint_id, verify=p.verify_id):
+        per_rule.setdefault(r["code"], {})[r["slot"]] = r["runs"]
+    per_agent: dict = {}
+    if agents:
+        for r in rows(con, "trend_agents_by_completion", width=width, since=since, **_agent_params(agents)):
+            per_agent[(r["slot"], r["agent_id"])] = r
+    return {
+        "slot": width,
+        "points": points,
+        "rules": [{"code": code, "points": [int(by.get(a, 0)) for a in slots]} for code, by in sorted(per_rule.items())],
+        "agents": [{"agent_id": ag, "points": [{"runs": int(per_agent.get((a, ag), {}).get("runs", 0)),
+                                                "failing": int(per_agent.get((a, ag), {}).get("failing", 0))} for a in slots]}
+                   for ag in agents],
+    }
 
 
 def diff_lists(con, top: int) -> dict:
@@ -219,8 +292,9 @@ GROUNDING_DRIFT = (
 )
 SOURCES_DRIFT = (
     ("same", "today's text is byte-identical to the recorded sources.txt"),
-    ("verdict", "recorded and today's verdicts differ (passed vs FAILED)"),
-    ("text", "same verdict, different text"),
+    ("withheld", "the stored envelope is the conductor's withheld one: the workbench checked the evidence the agent returned, the stored envelope has none, so today's text says 0 verified (expected: docs/rules.md#withheld-envelopes)"),
+    ("verdict", "recorded and today's verdicts differ (passed vs FAILED) on the same stored evidence"),
+    ("text", "same verdict, different text (e.g. other counts of verified or unresolved items)"),
     ("unrecorded", "no sources.txt in the archive"),
     ("unjudged", "not verifiable today"),
 )
@@ -230,7 +304,9 @@ def drift(con, p: Passes, top: int) -> dict:
     """Recorded grounding.txt / sources.txt (what the workbench wrote) vs today's text.
 
     grounding: the classes of the ``recorded_drift`` view (lint history) for tonight's lint,
-    plus ``same`` and ``unrecorded``. sources: same / verdict / text / unrecorded / unjudged.
+    plus ``same`` and ``unrecorded``. sources: same / withheld / verdict / text / unrecorded /
+    unjudged (no rules_changed class: every workbench with a source check writes the same text,
+    docs/rules.md#older-rule-sets).
     """
     g_counts = _one(con, "grounding_drift_same")
     for r in rows(con, "grounding_drift_classes", lint=p.lint_id):

@@ -13,14 +13,15 @@ import orjson
 
 from groundwork.core.escape import slug
 from groundwork.reports import data
-from groundwork.reports.charts import stacked_bars
+from groundwork.reports.charts import rate_chart
 from groundwork.reports.output import write_atomic
-from groundwork.reports.render import render, render_html
+from groundwork.reports.render import render, render_html, rule, rule_catalog
 
 TOP = 100           # rows per bounded table in the fleet report
 DIFF_TOP = 50       # runs listed per change class
 PAGE_SIZE = 500     # failing runs per list page
 MAX_STRING = 2000   # longest run-controlled string shown in the fleet report and list pages
+TREND_AGENTS = 8    # agents with a trend chart of their own (the worst agents, in that order)
 
 
 def _with_slugs(rows: list[dict], page_flag: str | None = None) -> list[dict]:
@@ -52,10 +53,16 @@ def collect(con, p: data.Passes, meta: dict, *, top: int = TOP, state_ready: boo
         "worst_agents": data.worst_agents(con, p, 20),
         "failing_top": data.failing_runs(con, top),
     }
+    agents = [a["agent_id"] for a in d["worst_agents"][:TREND_AGENTS]]
+    d["trend_by_completion"] = data.trend_by_completion(con, p, agents)
+    d["trend_agents_by_lint"] = data.trend_agents_by_lint(con, [pt["nightly_id"] for pt in d["trend_by_lint"]["points"]], agents)
     for change, rows in d["diff"].items():
         _with_slugs(rows)
         for r in rows:
             r["has_page"] = change in ("new", "still")
+    for r in d["by_rule"]:
+        info = rule(r["code"])
+        r["title"] = None if info is None else info.title
     _with_slugs(d["failing_top"])
     for r in d["failing_top"]:
         r["has_page"] = True
@@ -66,28 +73,75 @@ def collect(con, p: data.Passes, meta: dict, *, top: int = TOP, state_ready: boo
     return d
 
 
+FAILING = [("failing", "fail", "failing"), ("new", "new", "new failing")]
+SMALL = {"width": 430, "height": 150, "max_labels": 4}
+
+
+def _small(title: str, code: str | None, chart: dict) -> dict:
+    """A small chart; ``code`` only for a code of the rule files (it then names the chart in the
+    page's markup; any other title is shown as text only)."""
+    return {"title": title, "code": code if rule(code) is not None else None, "chart": chart}
+
+
 def _charts(d: dict) -> dict:
-    day = stacked_bars(
-        [dict(r, passing=r["runs"] - r["failing"], still=r["failing"] - r["new"]) for r in d["trend_by_day"]],
-        "day", [("passing", "pass"), ("still", "fail"), ("new", "new")],
-    )
-    lint = stacked_bars(
-        [dict(pt, label=f"#{pt['nightly_id']}", passing=max(0, (pt["linted"] or 0) - (pt["runs_failing"] or 0)),
-              still=max(0, (pt["runs_failing"] or 0) - (pt["new_failing"] or 0)), new=pt["new_failing"] or 0)
-         for pt in d["trend_by_lint"]["points"]],
-        "label", [("passing", "pass"), ("still", "fail"), ("new", "new")],
-    )
-    return {"day": day, "lint": lint}
+    """The trend charts: failure rates (on an axis scaled to the largest rate) with the counts on
+    an axis of their own, for the fleet, per rule and per agent, over nightlies and over completion
+    time. Small charts are scaled each on its own (their axes say how)."""
+    nights = d["trend_by_lint"]["points"]
+    labels = [f"#{pt['nightly_id']}" for pt in nights]
+    lint = rate_chart([{"label": lb, "total": pt["linted"] or 0, "failing": pt["runs_failing"] or 0, "new": pt["new_failing"] or 0}
+                       for lb, pt in zip(labels, nights)], FAILING)
+    comp = d["trend_by_completion"]
+    slots = comp["points"]
+    completion = rate_chart([{"label": pt["label"], "total": pt["runs"], "failing": pt["failing"], "new": pt["new"]}
+                             for pt in slots], FAILING)
+
+    def rule_title(code):
+        info = rule(code)
+        return f"{code}: {info.title}" if info else code
+
+    def denominator(code, pt):
+        info = rule(code)
+        return (pt["verified"] if info is not None and info.kind == "source" else pt["linted"]) or 0
+
+    order = {code: i for i, code in enumerate(rule_catalog())}
+
+    def in_rule_order(series):   # lint order, then the source check, then findings; unknown codes last
+        return sorted(series, key=lambda r: (order.get(r["code"], len(order)), str(r["code"])))
+
+    runs_with = [("runs", "fail", "runs with a violation")]
+    rules_lint = [_small(rule_title(r["code"]), r["code"], rate_chart(
+        [{"label": lb, "total": denominator(r["code"], pt), "runs": x["runs"]} for lb, pt, x in zip(labels, nights, r["points"])],
+        runs_with, **SMALL)) for r in in_rule_order(d["trend_by_lint"]["rule_runs"])]
+    rules_completion = [_small(rule_title(r["code"]), r["code"], rate_chart(
+        [{"label": pt["label"], "total": pt["runs"], "runs": n} for pt, n in zip(slots, r["points"])], runs_with, **SMALL))
+        for r in in_rule_order(comp["rules"])]
+    failing = [("failing", "fail", "failing runs")]
+
+    def agent(a):
+        return "(none)" if a is None else a
+
+    agents_lint = [_small(agent(a["agent_id"]), None, rate_chart(
+        [{"label": lb, "total": x["runs"], "failing": x["failing"]} for lb, x in zip(labels, a["points"])], failing, **SMALL))
+        for a in d["trend_agents_by_lint"]]
+    agents_completion = [_small(agent(a["agent_id"]), None, rate_chart(
+        [{"label": pt["label"], "total": x["runs"], "failing": x["failing"]} for pt, x in zip(slots, a["points"])], failing, **SMALL))
+        for a in comp["agents"]]
+    return {"lint": lint, "completion": completion, "rules_lint": rules_lint, "rules_completion": rules_completion,
+            "agents_lint": agents_lint, "agents_completion": agents_completion}
 
 
 def write(out: Path, d: dict, *, page_size: int = PAGE_SIZE, con=None) -> list[Path]:
-    """Write fleet.html, summary.md, summary.json and the failing-run list pages."""
+    """Write fleet.html, rules.html (what each rule code means: every code the pages name links
+    to its entry there), summary.md, summary.json and the failing-run list pages."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     n_failing = d["totals"]["runs_failing"]
     pages = max(1, -(-n_failing // page_size))
     html = render_html("fleet.html", limit=MAX_STRING, d=d, charts=_charts(d), pages=pages, root="")
     written.append(write_atomic(out / "fleet.html", html))
+    written.append(write_atomic(out / "rules.html", render_html("rules.html", d={"meta": d["meta"]},
+                                                                codes=list(rule_catalog().values()), root="")))
     written.append(write_atomic(out / "summary.md", render("summary.md", d=d, pages=pages)))
     written.append(write_atomic(out / "summary.json", orjson.dumps(json_summary(d), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"))
     fdir = out / "failing"
@@ -120,10 +174,14 @@ def json_summary(d: dict) -> dict:
         "passes": d["passes"],
         "totals": d["totals"],
         "by_rule": d["by_rule"],
+        "rules": {c.code: {"title": c.title, "kind": c.kind, "modes": list(c.modes), "page": f"rules.html#{c.code}",
+                           "docs": f"docs/rules.md#{c.anchor}"} for c in rule_catalog().values()},
         "by_rule_mode": d["by_rule_mode"],
         "by_rule_agent_mode": d["by_rule_agent_mode"],
         "trend_by_day": d["trend_by_day"],
         "trend_by_lint": d["trend_by_lint"],
+        "trend_by_completion": d["trend_by_completion"],
+        "trend_agents_by_lint": d["trend_agents_by_lint"],
         "since_previous_nightly": {k: strip(v) for k, v in d["diff"].items()},
         "drift": {k: {"counts": {c: n for c, n, _ in v["classes"]}, "examples": strip(v["examples"])} for k, v in d["drift"].items()},
         "unresolved_by_source": d["unresolved"],

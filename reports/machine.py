@@ -5,7 +5,10 @@
 - ``metrics/groundwork.prom``: node_exporter textfile-collector format (no timestamps, written
   atomically). Label sets are bounded: the known grounding modes plus ``other``, and the
   ``MAX_AGENT_LABELS`` agents with the most violations plus ``other``.
-- ``violations.jsonl``: one JSON object per violation of tonight's passes.
+- ``violations.jsonl``: one JSON object per violation of tonight's passes, with its rule's title.
+
+JUnit names each rule code's title twice: in the testsuite's properties (``rule.<code>``) and in
+a failure's message.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import orjson
 
 from groundwork.reports import data
 from groundwork.reports.output import write_atomic
-from groundwork.reports.render import render
+from groundwork.reports.render import render, rule
 
 MAX_AGENT_LABELS = 200
 JUNIT_EXAMPLES = 20
@@ -59,6 +62,8 @@ def junit(con, p: data.Passes, meta: dict) -> str:
             "failures": sum(1 for c in cases if c["violations"] and not c.get("error")),
             "errors": sum(1 for c in cases if c.get("error")),
         })
+    for suite in suites:
+        suite["rules"] = [(c, rule(c)) for c in dict.fromkeys(case["rule"] for case in suite["cases"])]
     return render("junit.xml", suites=suites, meta=meta)
 
 
@@ -86,12 +91,21 @@ def jsonl(con, p: data.Passes, path: Path) -> Path:
     tmp = path.with_name(f".{path.name}.tmp")
     cur = data.execute(con, "violations_jsonl", lint=p.lint_id, verify=p.verify_id)
     keys = ("invocation_id", "agent_id", "grounding_mode", "completed_at", "check", "seq", "code", "message", "change")
+    titles: dict = {}
+
+    def title(code):
+        if code not in titles:
+            info = rule(code)
+            titles[code] = None if info is None else info.title
+        return titles[code]
+
     with open(tmp, "wb") as fh:
         while True:
             chunk = cur.fetchmany(20000)
             if not chunk:
                 break
-            fh.write(b"".join(orjson.dumps(dict(zip(keys, (data._iso(x) if i == 3 else x for i, x in enumerate(row))))) + b"\n"
+            fh.write(b"".join(orjson.dumps(dict(zip(keys, (data._iso(x) if i == 3 else x for i, x in enumerate(row))),
+                                                title=title(row[6]))) + b"\n"
                               for row in chunk))
     tmp.replace(path)
     return path

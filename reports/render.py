@@ -3,7 +3,8 @@ the commands' text, JUnit and drift outputs.
 
 Built by groundwork.core.templating (the project's settings, text filters and compiled-template
 cache), plus the escapers of groundwork.core.escape as filters (visible, md, xml_chars,
-prom_label, slug). HTML pages are rendered through ``html_environment``, whose ``finalize``
+prom_label, slug), ``plural`` ("1 run", "2 runs") and the global ``rule(code)``: what a rule code
+means (groundwork.checks.rules.catalog; None for a code no rule file has). HTML pages are rendered through ``html_environment``, whose ``finalize``
 shows every run-controlled string visibly.
 """
 
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from jinja2 import Environment
 
+from groundwork.checks.rules import CodeInfo, catalog
 from groundwork.core.escape import md, prom_label, slug, visible, xml_chars
 from groundwork.core.templating import build_environment, template_cache
 
@@ -21,9 +23,26 @@ TEMPLATES_DIR = Path(__file__).resolve().with_name("templates")
 
 
 @lru_cache(maxsize=1)
+def rule_catalog() -> dict[str, CodeInfo]:
+    """The codes of the installed rule files (and the two unjudged verdicts), by code."""
+    return catalog()
+
+
+def rule(code) -> CodeInfo | None:
+    """What ``code`` means, or None for a code no rule file has (a code of an older warehouse)."""
+    return rule_catalog().get(code) if isinstance(code, str) else None
+
+
+def plural(n, word: str, many: str | None = None) -> str:
+    """``n`` and ``word``, in the plural unless n is 1: plural(1, "run") is "1 run"."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+@lru_cache(maxsize=1)
 def environment() -> Environment:
     env = build_environment(TEMPLATES_DIR, template_cache())
-    env.filters.update(visible=visible, md=md, xml_chars=xml_chars, prom_label=prom_label, slug=slug)
+    env.filters.update(visible=visible, md=md, xml_chars=xml_chars, prom_label=prom_label, slug=slug, plural=plural)
+    env.globals.update(rule=rule)
     return env
 
 

@@ -26,12 +26,12 @@ from groundwork import __version__
 from groundwork.core.escape import slug
 from groundwork.reports import data
 from groundwork.reports.output import write_atomic
-from groundwork.reports.render import TEMPLATES_DIR, render_html
+from groundwork.reports.render import TEMPLATES_DIR, render_html, rule_catalog
 
 MANIFEST = ".groundwork-manifest.json"
 BATCH = 5000        # runs per page-data batch
 MAX_TIMELINE_ROWS = 400
-_PAGE_TEMPLATES = ("run.html", "_layout.html", "_style.css")
+_PAGE_TEMPLATES = ("run.html", "_layout.html", "_style.css", "_rules.html")
 # The sql/reports/ queries a run page is made from (collect), one per table.
 _PAGE_QUERIES = ("run_page_runs", "run_page_lint", "run_page_verify", "run_page_violations", "run_page_unresolved",
                  "run_page_spans", "run_page_payload_refs", "run_page_evidence", "run_page_delegations")
@@ -58,7 +58,8 @@ def _digest(*parts) -> str:
 def _template_version() -> str:
     texts = [(TEMPLATES_DIR / name).read_text(encoding="utf-8") for name in _PAGE_TEMPLATES]
     queries = [data.query(name)[0] for name in _PAGE_QUERIES]
-    return _digest(__version__, Path(__file__).read_text(encoding="utf-8"), *texts, *queries)
+    titles = [f"{c.code}={c.title}" for c in rule_catalog().values()]   # the titles a page shows
+    return _digest(__version__, Path(__file__).read_text(encoding="utf-8"), *texts, *queries, *titles)
 
 
 def _load_manifest(out: Path) -> dict:
@@ -277,7 +278,7 @@ def _named(span_id: str | None, name: str | None, messages: list[str]) -> bool:
 
 
 def _short(value, n: int = 48) -> str:
-    s = "None" if value is None else str(value)
+    s = "(none)" if value is None else str(value)
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
@@ -301,14 +302,15 @@ def timeline(spans: list[dict], messages: list[str]) -> dict:
             label += " " + _short(detail, 40)
         if not s["in_tree"]:
             label = _short(label, 36) + " (outside the tree)"
-        label = _short(label, 54)   # the label column is 380 px of 11.5 px monospace
+        label = _short(label, 54)   # the label column: 380 px, 54 characters of 11 px monospace (6.6 px each) and a
+        #                             clip (tl-labels) for wider characters, so a label never runs into its bar
         bar = None
         if s["start_time"] is not None and s["end_time"] is not None and t0 is not None:
             a = (s["start_time"] - t0).total_seconds() * 1e6
             dur = max(0.0, (s["end_time"] - s["start_time"]).total_seconds() * 1e6)
             bar = {"x": round(label_w + bar_w * a / span_us, 2), "w": round(max(2.0, bar_w * dur / span_us), 2), "dur_us": int(dur)}
         out.append({"y": y, "label": label, "cls": _KIND.get(s["name"], "sp-other"), "named": named, "bar": bar,
-                    "title": f"{_short(s['name'], 40)} {s['span_id']}: line {s['line_no']}"})
+                    "title": f"{_short(s['name'], 40)} {_short(s['span_id'], 64)}: line {s['line_no']}"})
     return {"width": width, "height": 12 + len(rows) * row_h, "label_w": label_w, "rows": out,
             "row_h": row_h, "hidden": max(0, len(spans) - len(rows)), "total_us": int(span_us) if t0 is not None else 0}
 

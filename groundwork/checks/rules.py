@@ -285,3 +285,68 @@ def run(con: duckdb.DuckDBPyConnection, rule: Rule, context: dict | None = None)
     except duckdb.Error as exc:
         raise RuleFileError(f"rule file {rule.path.name} failed: {str(exc).splitlines()[0]}") from None
     return [d[0] for d in cur.description], cur.fetchall()
+
+
+# ---------------------------------------------------------------------------------------------
+# What each code means, for the reports (metadata only: nothing here changes a verdict)
+# ---------------------------------------------------------------------------------------------
+
+# A code split into several rule files has a title of its own (each file's ``title`` names its
+# step); every other code's title is its one file's ``title``.
+SPLIT_CODE_TITLES = {
+    "G0": "The trace and the envelope are well formed enough to be judged",
+}
+# The verdicts a report shows in place of a rule code when a run could not be judged at all
+# (JUnit's error testcases), with their docs/rules.md section.
+UNJUDGED = {
+    "unlintable": ("The workbench's linter could not lint the run", "unlintable-runs"),
+    "unverifiable": ("The source check could not run on the envelope", "unverifiable-runs"),
+}
+KIND_NAMES = {"rule": "workbench grounding rule", "finding": "groundwork finding (never in grounding.txt)",
+              "source": "source-check rule"}
+
+
+@dataclass(frozen=True)
+class CodeInfo:
+    """One code as the reports explain it: its title, kind, modes and the rule files (stem,
+    title) it is reported from; ``anchor`` is its section of docs/rules.md."""
+
+    code: str
+    title: str
+    kind: str
+    modes: tuple[str, ...]
+    needs_succeeded: str
+    parts: tuple[tuple[str, str], ...]
+    anchor: str
+
+    @property
+    def description(self) -> str:
+        """One sentence from the header: what kind of code it is, the modes it applies to and
+        whether it needs a succeeded outcome."""
+        if self.kind == "verdict":
+            return "Not a rule: the run has no verdict of this check, so no rule of it judged the run."
+        modes = "every grounding mode" if set(self.modes) == set(MODES) else "the " + ", ".join(self.modes) + " mode" + ("s" if len(self.modes) > 1 else "")
+        when = {"true": "only when the outcome succeeded", "false": "whatever the outcome",
+                "partly": "partly only when the outcome succeeded"}.get(self.needs_succeeded, "")
+        return f"A {KIND_NAMES.get(self.kind, self.kind)}; applies to runs of {modes}, {when}."
+
+
+def catalog(directory: Path = RULES_DIR) -> dict[str, CodeInfo]:
+    """Every code of the rule files of ``directory`` (all kinds), in report order (workbench
+    rules by lint order, then the source check, then groundwork's findings), plus the two
+    verdicts that stand for a run no rule could judge (``unlintable``, ``unverifiable``)."""
+    found = load_rules(directory, kinds=KINDS)
+    by_code: dict[str, list[Rule]] = {}
+    for rule in sorted(found, key=lambda r: (r.kind == "finding", r.kind == "source", r.rank, r.code, r.stem)):
+        by_code.setdefault(rule.code, []).append(rule)
+    out = {}
+    for code, files in by_code.items():
+        first = files[0]
+        title = SPLIT_CODE_TITLES.get(code, first.title) if len(files) > 1 else first.title
+        modes = tuple(m for m in MODES if any(m in f.modes for f in files))
+        needs = first.needs_succeeded if all(f.needs_succeeded == first.needs_succeeded for f in files) else "partly"
+        parts = tuple((f.stem, f.title) for f in files) if len(files) > 1 else ()
+        out[code] = CodeInfo(code, title, first.kind, modes, needs, parts, code.lower())
+    for code, (title, anchor) in UNJUDGED.items():
+        out[code] = CodeInfo(code, title, "verdict", MODES, "false", (), anchor)
+    return out

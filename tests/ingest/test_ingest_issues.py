@@ -376,6 +376,24 @@ def test_same_invocation_id_twice(one):
     assert result.runs_loaded == 2
     assert con.execute("SELECT count(*) FROM runs WHERE lintable").fetchall()[0][0] == 2
 
+    msgs = dict(con.execute("SELECT path, message FROM ingest_issues WHERE kind = 'duplicate-invocation-id'").fetchall())
+    assert msgs[f"{other}/envelope.json"] == f"invocation_id {inv} is also claimed by folder(s) {inv}"
+
+
+def test_two_envelopes_without_an_invocation_id_say_so_not_none(one):
+    """The envelopes' missing ids have the same str() (None): the issue says they have none."""
+    runs, inv, d = one
+    other = "01a22a33-0000-7000-8000-000000000003"
+    shutil.copytree(d, runs / other)
+    for run in (d, runs / other):
+        doc = envelope(run)
+        del doc["invocation_id"]
+        write_envelope(run, doc)
+    con, _ = ingest(runs)
+    msgs = dict(con.execute("SELECT path, message FROM ingest_issues WHERE kind = 'duplicate-invocation-id'").fetchall())
+    assert msgs == {f"{inv}/envelope.json": f"the envelope has no invocation_id, nor have the envelopes of folder(s) {other}",
+                    f"{other}/envelope.json": f"the envelope has no invocation_id, nor have the envelopes of folder(s) {inv}"}
+
 
 def test_unreadable_files(one, tmp_path):
     runs, inv, d = one

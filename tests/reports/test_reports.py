@@ -151,11 +151,16 @@ def test_reports_end_to_end_from_rows(two_nights, tmp_path):
     assert run_links == {f"runs/{x}/index.html" for x in pages}
     assert all((tmp_path / h.split("#")[0]).exists() for h in hrefs if not h.startswith("#"))
     assert r.runs.pages_written == 5
-    # Every link of every run page resolves (today's texts included).
+    # Every link of every run page resolves (today's texts included), and a rule code's link lands
+    # on the code's entry of rules.html.
+    rule_ids = {a.get("id") for tag, a in parse(tmp_path / "rules.html").tags if tag == "tr"}
     for page in (tmp_path / "runs").glob("*/index.html"):
         for tag, a in parse(page).tags:
             if tag == "a" and not a["href"].startswith("#"):
-                assert (page.parent / a["href"]).resolve().exists(), (page, a["href"])
+                target, _, anchor = a["href"].partition("#")
+                assert (page.parent / target).resolve().exists(), (page, a["href"])
+                if target.endswith("rules.html") and anchor:
+                    assert anchor in rule_ids, (page, a["href"])
 
 
 def test_unlintable_run_page_links_only_existing_texts(tmp_path):
@@ -205,7 +210,9 @@ def test_failing_runs_are_paged_and_the_fleet_page_stays_bounded(tmp_path):
         listed += [a["href"].split("/")[2] for tag, a in parse(page).tags if tag == "a" and a.get("href", "").startswith("../runs/")]
     assert sorted(listed) == sorted(f"run-{i:05d}" for i in range(n))        # every failing run exactly once
     fleet_links = [a["href"] for tag, a in parse(tmp_path / "fleet.html").tags if tag == "a" and a.get("href", "").startswith("runs/")]
-    assert len(fleet_links) == fleet.TOP + fleet.DIFF_TOP and len(set(fleet_links)) == fleet.TOP  # failing top-N + new top-N
+    # every failing run is new: the list is printed once (failing top-N), not again as "new"
+    assert len(fleet_links) == len(set(fleet_links)) == fleet.TOP
+    assert 'id="new-are-all-failing"' in (tmp_path / "fleet.html").read_text()
     # One run every 2 hours = 101 days of completions: the day chart shows the latest 90.
     assert len(d["trend_by_day"]) == 90
     assert d["trend_by_day"][-1]["day"] == "2027-02-09" and d["trend_by_day"][0]["day"] == "2026-11-12"
@@ -251,10 +258,19 @@ def test_junit_has_a_testcase_per_rule_and_agent(two_nights):
     failing = {k for k, c in cases.items() if c.find("failure") is not None}
     assert failing == {("grounding.agent.one", "G1"), ("grounding.agent.two", "G1"), ("grounding.agent.two", "N1")}
     f = cases[("grounding.agent.two", "N1")].find("failure")
-    assert f.get("message") == "2 violations in 2 runs" and "e: " + N1[1] in f.text
+    # the message ends with the rule file's title (sql/rules/N1.sql: "-- title: ..."), in the
+    # singular for one violation in one run
+    assert f.get("message") == "2 violations in 2 runs: An agent that declared no model call has no chat span"
+    assert "e: " + N1[1] in f.text
+    props = {x.get("name"): x.get("value") for x in g.find("properties").iter("property")}
+    assert props["rule.N1"] == "An agent that declared no model call has no chat span (rules.html#N1)"
+    assert props["rule.G0"] == "The trace and the envelope are well formed enough to be judged (rules.html#G0)"
+    assert list(g)[0].tag == "properties"      # before the testcases, as the JUnit schemas want
     assert g.get("tests") == str(len(cases)) and g.get("failures") == "3"
     s = {(c.get("classname"), c.get("name")) for c in suites["sources"].iter("testcase") if c.find("failure") is not None}
     assert s == {("sources.agent.two", "S1")}
+    one = [c for c in suites["sources"].iter("testcase") if c.get("name") == "S1" and c.find("failure") is not None][0]
+    assert one.find("failure").get("message") == "1 violation in 1 run: Evidence cites a record its pinned source copy does not hold"
 
 
 PROM_LINE = re.compile(r'^(# (HELP|TYPE) .*|[a-z_]+(\{([a-z_]+="([^"\\\n]|\\.)*",?)*\})? -?[0-9.e+]+)$')
@@ -283,20 +299,27 @@ def test_violations_jsonl_has_one_object_per_violation(two_nights, tmp_path):
     assert {(r["check"], r["code"], r["change"]) for r in f} == {("grounding", "G1", "new"), ("sources", "S1", "new")}
 
 
-def test_stacked_bar_geometry():
-    from groundwork.reports.charts import stacked_bars
+def test_rate_chart_scales_the_rate_axis_to_the_largest_rate_and_counts_on_their_own():
+    from groundwork.reports.charts import rate_chart
 
-    c = stacked_bars([{"day": "d1", "ok": 30, "bad": 10}, {"day": "d2", "ok": 0, "bad": 20}, {"day": "d3", "ok": 0, "bad": 0}],
-                     "day", [("ok", "pass"), ("bad", "fail")], width=400, height=130)
-    plot_h = c["axis_y"] - 8
-    d1 = [b for b in c["bars"] if b["title"].startswith("d1")]
-    assert [b["cls"] for b in d1] == ["pass", "fail"]
-    assert sum(b["h"] for b in d1) == pytest.approx(plot_h)             # the tallest bar fills the plot
-    d2 = [b for b in c["bars"] if b["title"].startswith("d2")]
-    assert len(d2) == 1 and d2[0]["h"] == pytest.approx(plot_h / 2)     # 20 of 40
-    assert not [b for b in c["bars"] if b["title"].startswith("d3")]     # empty day: no rectangle
-    assert d1[0]["y"] + d1[0]["h"] == pytest.approx(c["axis_y"])        # stacked from the axis up
-    assert d2[0]["title"] == "d2: 0 ok, 20 bad"
+    def chart(failing, total):
+        return rate_chart([{"label": "a", "total": total, "failing": failing}, {"label": "b", "total": total, "failing": 0},
+                           {"label": "c", "total": 0, "failing": 0}], [("failing", "fail", "failing")], width=400, height=200)
+
+    for failing, total, top in ((1, 1000, "0.1%"), (2, 4, "50%"), (3, 200, "2%")):   # 0.1 %, 50 %, 1.5 %
+        c = chart(failing, total)
+        assert c["rate_top"] == top
+        rate_h = c["rate_base"] - c["rate_top_y"]
+        a, b = c["dots"]                                   # no dot for the slot without runs
+        # 0.1 % on a 0-0.1 % axis and 50 % on a 0-50 % axis reach the top; 1.5 % is 3/4 of 0-2 %
+        assert c["rate_base"] - a["y"] == pytest.approx(rate_h * (failing / total) / float(top[:-1]) * 100, abs=0.01)
+        assert b["y"] == pytest.approx(c["rate_base"])     # 0 %: on the axis
+        assert a["title"] == f"a: failing {top if failing / total * 100 == float(top[:-1]) else '1.5%'} ({failing} of {total} runs)"
+        (bar,) = c["bars"]                                 # counts: their own axis, 1-2-5 steps
+        assert bar["y"] + bar["h"] == pytest.approx(c["count_base"])
+        assert c["count_top"] == {1: 1, 2: 2, 3: 5}[failing]
+        assert bar["h"] == pytest.approx((c["count_base"] - c["count_top_y"]) * failing / c["count_top"])
+        assert [t["text"] for t in c["rate_ticks"]][-1] == top
 
 
 def test_timeline_places_spans_in_the_tree_and_survives_cycles():
@@ -332,3 +355,78 @@ def test_unusual_modes_with_equal_counts_keep_one_column_order_whatever_order_sq
         seen.append(data.by_rule_mode(None, data.Passes(lint_id=1, verify_id=None)))
     assert seen[0] == seen[1]
     assert seen[0]["modes"] == ["retrieval", "(none)", "telepathy", "zz"]
+
+
+def test_sources_drift_says_why_and_an_unlintable_runs_today_cell_says_why(tmp_path):
+    """Recorded vs today: a withheld run's sources.txt (the workbench checked the evidence the agent
+    returned; the stored envelope has none) is classed withheld, not a verdict change, and is not
+    listed among the examples; a real verdict change is. An unlintable run's Today cell names the
+    reason."""
+    con = connect(":memory:")
+    add_run(con, "w", withheld=True, recorded_grounding="grounding: FAILED [retrieval]\n  - G2: x\n",
+            recorded_sources="sources: 5 verified, 0 unresolved\n")
+    add_run(con, "v", recorded_grounding="grounding: passed [retrieval] (1 retrieval, 1 chat spans)\n",
+            recorded_sources="sources: 1 verified, 0 unresolved\n")
+    add_run(con, "u", recorded_grounding="grounding: passed [retrieval] (1 retrieval, 1 chat spans)\n",
+            recorded_sources="sources: 0 verified, 0 unresolved\n")
+    add_pass(con, 1)
+    add_pass(con, 2, "verify", "S1,S2")
+    add_verdict(con, 1, "w")
+    add_verdict(con, 1, "v")
+    add_verdict(con, 1, "u", status="unlintable")      # reason "boom"
+    add_verdict(con, 2, "w", kind="verify")            # sources: 0 verified, 0 unresolved
+    add_verdict(con, 2, "v", [S1], kind="verify")
+    add_verdict(con, 2, "u", kind="verify")
+    add_nightly(con, 1, 1, 2, exit_status=None)
+    p = Passes(lint_id=1, verify_id=2, nightly_id=1)
+    data.build_state(con, p)
+    drift = data.drift(con, p, 20)
+    counts = {c: n for c, n, _ in drift["sources"]["classes"]}
+    assert (counts["withheld"], counts["verdict"], counts["same"], counts["text"]) == (1, 1, 1, 0)
+    assert [(e["invocation_id"], e["class"]) for e in drift["sources"]["examples"]] == [("v", "verdict")]
+    build_reports(con, tmp_path, p, META, state_ready=True)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["drift"]["sources"]["counts"]["withheld"] == 1
+    page = (tmp_path / "fleet.html").read_text()
+    table = page[page.index('id="drift-grounding"'):page.index('<h3>sources.txt')]
+    assert "unlintable today: boom" in table
+
+
+def test_run_pages_fleet_and_summary_name_each_rules_title(two_nights, tmp_path):
+    con, p = two_nights
+    build_reports(con, tmp_path, p, META)
+    title = "No chat span starts before the first retrieval span ends"     # sql/rules/G1.sql's title
+    run = (tmp_path / "runs" / "h" / "index.html").read_text()
+    assert f'<a class="code" href="../../rules.html#G1" title="{title}">G1</a>' in run
+    assert f'<td class="rule-title">{title}</td>' in run
+    fleet_html = (tmp_path / "fleet.html").read_text()
+    assert f'<td class="rule-title">{title}</td>' in fleet_html
+    rules_html = (tmp_path / "rules.html").read_text()
+    assert f'<tr id="G1"><td class="mono code">G1</td><td class="title">{title}</td>' in rules_html
+    assert "docs/rules.md#g1" in rules_html and "docs/rules.md#gw2" in rules_html
+    summary = (tmp_path / "summary.md").read_text()
+    assert f"- G1 ({title}): 4 violations in 4 runs, 2 new\n" in summary       # a b f h; b, f new
+    assert "- N1 (An agent that declared no model call has no chat span): 2 violations in 2 runs, 1 new\n" in summary   # e h; e new
+    rows = [json.loads(x) for x in (tmp_path / "violations.jsonl").read_text().splitlines()]
+    assert {r["title"] for r in rows if r["code"] == "G1"} == {title}
+    js = json.loads((tmp_path / "summary.json").read_text())
+    assert js["rules"]["GW1"]["docs"] == "docs/rules.md#gw1" and js["rules"]["G1"]["title"] == title
+    assert [r["title"] for r in js["by_rule"] if r["code"] == "G1"] == [title]
+
+
+def test_run_page_says_none_for_missing_values_not_python_none(tmp_path):
+    """Outside the compatible texts a missing span id or hash reads "(none)", never a bare None."""
+    con = connect(":memory:")
+    add_run(con, "r", spans=[
+        {"name": "invoke_agent", "span_id": "00f067aa0ba902b7", "parent_id": None, "start": 0, "end": 1000},
+        {"name": "retrieval", "span_id": None, "parent_id": "00f067aa0ba902b7", "start": 100, "end": 110, "dd_source_id": "src:a"},
+        {"name": "chat", "span_id": "1a2b3c4d5e6f7081", "parent_id": "00f067aa0ba902b7", "start": 50, "end": 900}])
+    add_pass(con, 1)
+    add_verdict(con, 1, "r", [G1])
+    add_nightly(con, 1, 1, None, exit_status=None)
+    p = Passes(lint_id=1, nightly_id=1)
+    build_reports(con, tmp_path, p, META)
+    page = parse(tmp_path / "runs" / "r" / "index.html")
+    text = "".join(page.text)
+    assert "None" not in text
+    assert "(none)" in text       # the retrieval's hash, and its span id on the timeline

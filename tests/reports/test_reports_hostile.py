@@ -25,9 +25,9 @@ EVIL_MSG = f"G2: payload rests on {EVIL_SRC!r} ({'a' * 12}…) which was not ret
 
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "nav", "a", "h1", "h2", "h3", "p", "span", "div",
                 "table", "thead", "tbody", "tr", "th", "td", "pre", "code", "ul", "li", "svg", "line", "rect", "text",
-                "i", "em"}
+                "i", "em", "circle", "polyline", "figure", "figcaption", "defs", "clippath"}
 SAFE_HREF = re.compile(r"^(#[a-z-]+|(\.\./)*(runs/[0-9A-Za-z._-]+/index\.html|fleet\.html|failing/page-\d+\.html|"
-                       r"summary\.(md|json)|page-\d+\.html|grounding\.txt|sources\.txt))$")
+                       r"summary\.(md|json)|page-\d+\.html|grounding\.txt|sources\.txt|rules\.html(#[A-Za-z0-9]+)?))$")
 
 
 @pytest.fixture(scope="module")
