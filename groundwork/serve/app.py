@@ -27,7 +27,7 @@ import orjson
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from groundwork import __version__
@@ -39,7 +39,7 @@ from groundwork.investigate.formats import write_csv, write_json
 from groundwork.investigate.session import Result, SqlError
 from groundwork.reports import data as report_data
 from groundwork.reports import runpage
-from groundwork.reports.charts import stacked_bars
+from groundwork.reports.charts import rate_chart
 from groundwork.serve import data
 from groundwork.serve.limits import ROW_LIMIT, TIME_LIMIT, run_limited
 from groundwork.serve.snapshot import Snapshots
@@ -157,6 +157,12 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
                   "failing": counts.get(c, 0)} for c, rs in sorted(rules.items())]
         return html("rules.html", page=info, rules=items)
 
+    def rules_anchor(request: Request):
+        # The run page is the nightly's own (reports/templates/run.html): its rule codes link to
+        # rules.html#<code>, the report folder's rule codes page. Here that is /rules, whose rows
+        # carry the same anchors (a browser keeps the #fragment across the redirect).
+        return RedirectResponse("/rules", status_code=308)
+
     def rule_page(request: Request):
         code = request.path_params["code"]
         rules = rules_by_code().get(code)
@@ -171,7 +177,7 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
             row["completed_at"] = when(row["completed_at"])
         for point in trend:
             point["finished"] = when(point["finished_at"])
-        chart = trend_chart(trend)
+        chart = trend_chart(trend, code)
         return html("rule.html", page=info, code=code, files=files, failing=failing, trend=trend, chart=chart)
 
     # -- /sql --------------------------------------------------------------------------
@@ -244,6 +250,7 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
         ("/runs/{invocation_id:path}/sources.txt", run_text),
         ("/runs/{invocation_id:path}/", run_page),
         ("/rules", rule_list),
+        ("/rules.html", rules_anchor),
         ("/rules/{code}", rule_page),
         ("/sql", sql_page),
         ("/static/style.css", style),
@@ -287,10 +294,12 @@ def describe(rule) -> dict:
             "description": " ".join(lead), "sql": text}
 
 
-def trend_chart(points: list[dict]) -> dict:
-    """The rule page's trend chart (data.rule_trend's points) as the reports draw bar charts
-    (reports/charts.py, _bar_chart.html): the one place to point at another chart."""
-    return stacked_bars(points, "label", [("failing", "fail"), ("passing", "pass")])
+def trend_chart(points: list[dict], code: str) -> dict:
+    """The rule page's trend chart (data.rule_trend's points): the share of judged runs failing
+    ``code`` per check pass, with the counts on an axis of their own: the fleet report's rate chart
+    (reports/charts.rate_chart, _rate_chart.html)."""
+    return rate_chart([{"label": p["label"], "total": p["judged"], "failing": p["failing"]} for p in points],
+                      [("failing", "fail", f"runs failing {code}")])
 
 
 def _cut(s: str) -> str:

@@ -128,7 +128,7 @@ def test_a_saved_query_runs_with_bound_parameters(example_client):
 ALLOWED_TAGS = {"html", "head", "meta", "title", "link", "body", "nav", "a", "h1", "h2", "h3", "p", "span", "div",
                 "table", "thead", "tbody", "tr", "th", "td", "pre", "code", "ul", "li", "svg", "line", "rect", "text",
                 "i", "em", "strong", "form", "label", "select", "option", "input", "button", "textarea", "details",
-                "summary"}
+                "summary", "circle", "polyline", "figure", "figcaption", "defs", "clippath"}  # the reports' charts
 
 
 def _no_markup_from_data(html: str) -> None:
