@@ -4,6 +4,7 @@ environment > file > default)."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import orjson
 import typer
 
 from groundwork.core import config as _config
+from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import DEFAULT_PATH
 
 WAREHOUSE_HELP = ("Warehouse file (else $GROUNDWORK_WAREHOUSE, then groundwork.toml's warehouse, "
@@ -54,6 +56,18 @@ def sources(flag: str | None, cfg: _config.Config, default=None):
 def called() -> str:
     """The program as the user called it, for hint lines that work when pasted."""
     return sys.argv[0] if Path(sys.argv[0]).name == "groundwork" else "groundwork"
+
+
+@contextlib.contextmanager
+def json_errors(command: str, enabled: bool):
+    """With --json, a job that cannot be done still prints its one JSON document (exit status 2
+    and the reason) before the usual one line on stderr."""
+    try:
+        yield
+    except GroundworkError as exc:
+        if enabled:
+            print_json({"command": command, "exit_status": 2, "exit_reason": str(exc)})
+        raise
 
 
 def print_json(doc: dict) -> None:
