@@ -4,6 +4,7 @@ groundwork.toml > default on every command that takes it, with --config global o
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -244,3 +245,38 @@ def test_a_bad_config_file_is_one_line_and_exit_2(monkeypatch, capsys, tmp_path,
 def test_a_missing_config_file_named_by_config_is_an_error(monkeypatch, capsys, tmp_path):
     code, out, err = run_cli(monkeypatch, capsys, "--config", "nope.toml", "sql", "SELECT 1")
     assert (code, out, err) == (2, "", "groundwork: error: config file nope.toml does not exist\n")
+
+
+# --- the README's settings example -----------------------------------------------------------
+
+def readme_block(kind: str, after: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.search(rf"```{kind}\n(.*?)```", text.split(after, 1)[1], re.S).group(1)
+
+
+def test_the_readme_groundwork_toml_works_as_shown(monkeypatch, capsys, tmp_path):
+    import shutil
+
+    shutil.copytree(ROOT / "examples" / "archive", tmp_path / "examples" / "archive")
+    (tmp_path / "groundwork.toml").write_text(readme_block("toml", "#### Settings: groundwork.toml"), encoding="utf-8")
+    code, out, err = run_cli(monkeypatch, capsys, "nightly", "examples/archive/runs", "-q")
+    assert code == 1 and f"reports: {tmp_path / 'out' / 'reports'}" in out, err  # the first night: 27 new
+    assert (tmp_path / "out" / "warehouse.duckdb").is_file()
+    code, out, err = run_cli(monkeypatch, capsys, "lint")
+    assert code == 1 and "99 runs (99 unchanged since their last lint), 72 passed, 27 failed" in out, err
+    code, out, err = run_cli(monkeypatch, capsys, "verify")
+    assert code in (0, 1) and "(sources: examples/archive/sources.yaml)" in out + err, out + err
+    code, out, err = run_cli(monkeypatch, capsys, "sql", "SELECT count(*) FROM runs")
+    assert code == 0 and " 99\n" in out, err
+
+
+def test_the_readme_json_line_works_as_shown(monkeypatch, capsys, tmp_path):
+    import shutil
+
+    shutil.copytree(ROOT / "examples" / "archive", tmp_path / "examples" / "archive")
+    line = readme_block("sh", "`--json` on `ingest`").strip()
+    argv = shlex.split(line)
+    assert argv[0] == "groundwork"
+    code, out, err = run_cli(monkeypatch, capsys, *argv[1:])
+    doc = json.loads(out)
+    assert code == 1 and doc["exit_status"] == 1 and doc["runs_linted"] == 99 and err == ""
