@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import duckdb
@@ -83,7 +84,7 @@ def test_a_new_error_finding_fails_the_nightly_and_counts_as_new(second_night):
     assert code == 0 and "0 new failing, 0 resolved, 2 still failing" in stdout, stdout
 
 
-def test_a_warn_finding_is_listed_and_fails_nothing(second_night):
+def test_a_warn_finding_is_listed_and_fails_nothing(second_night, monkeypatch, capsys):
     run, passing, w, out = second_night
     code, stdout, err = run('[severity]\nGW2 = "warn"\n')
     assert code == 0, (stdout, err)
@@ -91,6 +92,11 @@ def test_a_warn_finding_is_listed_and_fails_nothing(second_night):
     assert "warning: GW2 in 1 run (1 finding; severity warn: fails nothing)" in stdout
     assert metric(out, 'groundwork_runs_changed{change="new"}') == 0
     assert 'rule="GW2"' in (out / "metrics" / "groundwork.prom").read_text(encoding="utf-8")  # still counted
+    hint = next(line for line in stdout.splitlines() if line.startswith("  list them: "))[len("  list them: "):]
+    argv = shlex.split(hint)
+    assert argv[0] == "groundwork"
+    code, listed, err = run_cli(monkeypatch, capsys, *argv[1:], "--format", "csv")
+    assert code == 0 and passing in listed and "GW2: 2 span records share span id" in listed, err
 
 
 def test_an_off_finding_leaves_the_reports_but_not_the_warehouse(second_night):
