@@ -14,7 +14,7 @@ def register(app: typer.Typer) -> None:
     @app.command("export")
     def export_command(
         parquet: str = typer.Option(None, "--parquet", help="Directory to write (Hive layout: runs/completed_date=YYYY-MM-DD/...)."),
-        warehouse: str = options.warehouse_option(options.WAREHOUSE_HELP[:-1] + "; opened read-only)."),
+        warehouse: str = options.warehouse_option(", opened read-only"),
         overwrite: bool = typer.Option(False, "--overwrite", help="Write into a non-empty directory, replacing the tables' files."),
         config: str = options.config_option(),
     ) -> None:

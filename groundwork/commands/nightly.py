@@ -126,7 +126,7 @@ def register(app: typer.Typer) -> None:
     @app.command("nightly")
     def nightly(
         runs_dir: str = typer.Argument(..., metavar="RUNS_DIR", help="Archive root: the run store's runs/ folder."),
-        warehouse: str = options.warehouse_option(options.WAREHOUSE_HELP[:-1] + "; created if missing)."),
+        warehouse: str = options.warehouse_option(", created if missing"),
         sources: Optional[str] = options.sources_option(
             "sources.yaml for the source check (S1/S2) (else $GROUNDWORK_SOURCES, then groundwork.toml's sources); "
             "without one the source check is skipped."),

@@ -15,12 +15,11 @@ from groundwork.core import config as _config
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import DEFAULT_PATH
 
-WAREHOUSE_HELP = ("Warehouse file (else $GROUNDWORK_WAREHOUSE, then groundwork.toml's warehouse, "
-                  f"then {DEFAULT_PATH}).")
-
-
-def warehouse_option(help: str = WAREHOUSE_HELP):
-    return typer.Option(None, "--warehouse", "-w", metavar="PATH", help=help, show_default=False)
+def warehouse_option(note: str = ""):
+    """-w/--warehouse; ``note`` follows "Warehouse file" (e.g. ", opened read-only")."""
+    return typer.Option(None, "--warehouse", "-w", metavar="PATH", show_default=False,
+                        help=f"Warehouse file{note} (else $GROUNDWORK_WAREHOUSE, then groundwork.toml's warehouse, "
+                             f"then {DEFAULT_PATH}).")
 
 
 def sources_option(help: str):

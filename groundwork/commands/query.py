@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
         param: list[str] = typer.Option([], "--param", "-p", help="NAME=VALUE, typed by the query's header; repeatable."),
         list_: bool = typer.Option(False, "--list", help="List the saved queries and their parameters."),
         show: bool = typer.Option(False, "--show", help="Print the query's SQL instead of running it."),
-        warehouse: str = options.warehouse_option(options.WAREHOUSE_HELP[:-1] + "; opened read-only)."),
+        warehouse: str = options.warehouse_option(", opened read-only"),
         fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
         max_width: int = typer.Option(40, "--max-width", help="table format: cut cells longer than this."),
         allow_files: bool = typer.Option(False, ALLOW_FILES_FLAG, help=ALLOW_FILES_HELP),

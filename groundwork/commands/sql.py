@@ -16,7 +16,7 @@ def register(app: typer.Typer) -> None:
     @app.command("sql")
     def sql_command(
         query: str = typer.Argument(..., help="SQL to run (several statements: the last one's result is shown); - reads stdin."),
-        warehouse: str = options.warehouse_option(options.WAREHOUSE_HELP[:-1] + "; opened read-only)."),
+        warehouse: str = options.warehouse_option(", opened read-only"),
         fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
         max_width: int = typer.Option(40, "--max-width", help="table format: cut cells longer than this."),
         allow_files: bool = typer.Option(False, ALLOW_FILES_FLAG, help=ALLOW_FILES_HELP),

@@ -19,7 +19,7 @@ def register(app: typer.Typer) -> None:
     @app.command("watch")
     def watch_command(
         runs_dir: str = typer.Argument(..., metavar="RUNS_DIR", help="Archive root: the run store's runs/ folder."),
-        warehouse: str = options.warehouse_option(options.WAREHOUSE_HELP[:-1] + "; created if missing)."),
+        warehouse: str = options.warehouse_option(", created if missing"),
         sources: Optional[str] = options.sources_option("sources.yaml for the source check (S1/S2) (else $GROUNDWORK_SOURCES, then groundwork.toml's sources); without one the source check is skipped."),
         metrics: Optional[str] = typer.Option(None, "--metrics", help="Keep this Prometheus textfile (node_exporter textfile collector) current."),
         poll: Optional[float] = typer.Option(None, "--poll", help="Poll the archive every SECONDS instead of using file events."),
