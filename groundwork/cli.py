@@ -20,20 +20,83 @@ from functools import lru_cache
 from groundwork.core.errors import GroundworkError
 
 
+def _plain_help() -> None:
+    """Usage lines and option tables in click's conventional form: ``RUNS_DIR`` / ``[ENVELOPE]``
+    instead of typer's ``{runs_dir}``, no ``<bool>`` beside a flag, ``TEXT`` instead of ``<str>``.
+    (typer 0.2x renders them so; tests/cli/test_options.py reads every command's --help.)"""
+    from typer import core
+
+    def usage_name(self) -> str:
+        name = self.metavar or self.name.upper()
+        if self.metavar is None:
+            name = f"{name}" if self.required else f"[{name}]"
+            if self.nargs != 1:
+                name += "..."
+        return name
+
+    plain = {"<str>": "TEXT", "<int>": "INTEGER", "<float>": "FLOAT", "<path>": "PATH"}
+
+    def option_type(self, ctx):
+        if getattr(self, "is_flag", False) or getattr(self, "count", False):
+            return None
+        if self.metavar is not None:
+            return self.metavar
+        label = original_type(self, ctx)
+        if label in plain:
+            return plain[label]
+        return label[1:-1] if label and label.startswith("<") and label.endswith(">") else label
+
+    def argument_name(self) -> str:
+        return self.metavar or self.name.upper()
+
+    original_type = core.TyperOption.display_type_rich
+    if getattr(core.TyperArgument, "_usage_display_name", None) is not None:
+        core.TyperArgument._usage_display_name = usage_name
+    if hasattr(core.TyperArgument, "display_name_raw"):
+        core.TyperArgument.display_name_raw = property(argument_name)
+    core.TyperOption.display_type_rich = option_type
+    if hasattr(core.TyperArgument, "display_type_rich"):
+        core.TyperArgument.display_type_rich = lambda self, ctx: None
+
+
+def print_version() -> None:
+    from groundwork import __version__
+
+    print(f"groundwork {__version__}")
+
+
 @lru_cache(maxsize=1)
 def build_app():
     """The typer app with every command registered."""
+
     import typer
 
-    from groundwork.commands import drift, example, export, ingest, lint, nightly, query, serve, spark, sql, synth, verify, watch
+    from groundwork.commands import (drift, example, export, ingest, lint, nightly, options, query, serve, spark, sql,
+                                     synth, verify, watch)
 
+    _plain_help()
     app = typer.Typer(
         name="groundwork",
         help="Audit a workbench run archive: ingest it into DuckDB, lint and verify it with SQL rules, report.",
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,
         pretty_exceptions_enable=False,
     )
+
+    def version_callback(value: bool) -> None:
+        if value:
+            print_version()
+            raise typer.Exit(0)
+
+    @app.callback()
+    def main_options(
+        version: bool = typer.Option(False, "--version", is_eager=True, callback=version_callback,
+                                     help="Print groundwork's version and exit."),
+        config: str = typer.Option(None, "--config", metavar="FILE", show_default=False,
+                                             help="Settings file for every command (default: ./groundwork.toml when there is one)."),
+    ) -> None:
+        options.GLOBAL["config"] = config
+
     # In this order in `groundwork --help`.
     for command in (ingest, lint, verify, drift, nightly, watch, spark, synth, sql, query, export, serve, example):
         command.register(app)
@@ -53,7 +116,9 @@ def _plain(arg: str) -> bool:
 
 def drop_in(args: list[str]):
     """The call that runs ``args`` (the command line after the program name) when it is one of
-    the drop-in forms, else None. Returns the exit code."""
+    the drop-in forms (or ``--version``), else None. Returns the exit code."""
+    if args == ["--version"]:
+        return lambda: print_version() or 0
     if len(args) == 3 and args[0] == "lint" and _plain(args[1]) and _plain(args[2]):
         from groundwork.commands.lint import lint_files
 

@@ -88,10 +88,39 @@ def nightly_passes(con, nightly_id: int, ingest_id: int | None = None) -> Passes
                   ingest_id=ingest_id, nightly_id=nightly_id, baseline_nightly_id=row["baseline_nightly_id"])
 
 
+def finding_severities(config=None) -> dict[str, str]:
+    """The severity of every groundwork finding code (GW...) under ``config`` (a
+    groundwork.core.config.Config; None: the defaults, docs/rules.md#severities). A ConfigError
+    names a code of the file that is no finding code."""
+    from groundwork.checks.rules import load_rules
+    from groundwork.core import config as _config
+
+    rules = load_rules(kinds=("rule", "finding", "source"))
+    return _config.severities(config or _config.Config(), {r.code for r in rules if r.kind == "finding"},
+                              {r.code for r in rules if r.kind != "finding"})
+
+
+def record_severities(con, nightly_id: int, severities: dict[str, str]) -> None:
+    """Record the finding severities of nightly ``nightly_id`` (nightly_severities), which
+    nightly_changes reads: a finding of severity error fails its run."""
+    con.execute("DELETE FROM nightly_severities WHERE nightly_id = ?", [nightly_id])
+    con.execute("INSERT INTO nightly_severities SELECT $nightly, unnest($codes), unnest($severities)",
+                {"nightly": nightly_id, "codes": list(severities), "severities": list(severities.values())})
+
+
+def warnings(con, p: Passes) -> list[dict]:
+    """Per finding code of severity warn in the nightly: its runs and findings in the lint pass."""
+    return rows(con, "report_warnings", nightly=p.nightly_id, lint=p.lint_id)
+
+
 def build_state(con, p: Passes) -> None:
     """(Re)create the temp table ``report_state``: nightly ``p.nightly_id``'s rows of
     nightly_changes (one per run judged now or failing in the baseline, with its verdicts and
-    change class), with the run's agent, mode and violation codes."""
+    change class), with the run's agent, mode and violation codes. First the temp view
+    report_violations every report query reads: lint_violations without the nightly's finding
+    codes of severity off."""
+    execute(con, "report_hidden_codes", nightly=p.nightly_id, prefix="CREATE OR REPLACE TEMP TABLE report_hidden_codes AS\n")
+    execute(con, "report_violations", prefix="CREATE OR REPLACE TEMP VIEW report_violations AS\n")
     execute(con, "report_state", nightly=p.nightly_id, lint=p.lint_id, verify=p.verify_id,
             prefix="CREATE OR REPLACE TEMP TABLE report_state AS\n")  # the table every report query reads
 

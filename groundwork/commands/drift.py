@@ -14,8 +14,9 @@ import sys
 import orjson
 import typer
 
-from groundwork.commands.verify import resolve_sources
-from groundwork.core.warehouse import DEFAULT_PATH, connect
+from groundwork.commands import options
+from groundwork.commands.verify import SOURCES_HELP, resolve_sources
+from groundwork.core.warehouse import connect
 
 
 class DriftFormat(str, enum.Enum):
@@ -27,22 +28,23 @@ class DriftFormat(str, enum.Enum):
 def register(app: typer.Typer) -> None:
     @app.command("drift")
     def drift_command(
-        sources: str = typer.Option(None, "--sources", "-s",
-                                    help="sources.yaml listing both copies (default: $DD_SOURCES_CONFIG)."),
+        sources: str = options.sources_option("sources.yaml listing both copies " + SOURCES_HELP),
         from_ref: str = typer.Option(..., "--from", help="snapshot_ref of the old copy the evidence was verified against."),
         to_ref: str = typer.Option(..., "--to", help="snapshot_ref of the newer copy."),
-        warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="Warehouse file."),
+        warehouse: str = options.warehouse_option(),
         fmt: DriftFormat = typer.Option(DriftFormat.text, "--format", "-f",
                                         help="text, jsonl (one object per drifted evidence item) or markdown."),
+        config: str = options.config_option(),
     ) -> None:
         """Which historical evidence, verified against an old copy, a newer copy no longer supports
         (record changed or gone): by source, by agent and by run."""
         from groundwork.checks.drift import drift
         from groundwork.reports.render import render
 
-        con = connect(warehouse, create=False)
+        cfg = options.settings(config)
+        con = connect(options.warehouse(warehouse, cfg), create=False)
         try:
-            result = drift(con, resolve_sources(sources), from_ref, to_ref)
+            result = drift(con, resolve_sources(options.sources(sources, cfg)), from_ref, to_ref)
         finally:
             con.close()
         if fmt is DriftFormat.jsonl:

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import typer
 
+from groundwork.commands import options
 from groundwork.core.errors import GroundworkError
 from groundwork.investigate.export import export_parquet
-from groundwork.core.warehouse import DEFAULT_PATH, connect
+from groundwork.core.warehouse import connect
 
 
 def register(app: typer.Typer) -> None:
     @app.command("export")
     def export_command(
         parquet: str = typer.Option(None, "--parquet", help="Directory to write (Hive layout: runs/completed_date=YYYY-MM-DD/...)."),
-        warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="Warehouse file (opened read-only)."),
+        warehouse: str = options.warehouse_option(", opened read-only"),
         overwrite: bool = typer.Option(False, "--overwrite", help="Write into a non-empty directory, replacing the tables' files."),
+        config: str = options.config_option(),
     ) -> None:
         """Export every table as Parquet for DuckDB, Spark or Trino; see DIR/manifest.json."""
+        warehouse = options.warehouse(warehouse, options.settings(config))
         if not parquet:
             raise GroundworkError("name the target directory: groundwork export --parquet DIR")
         con = connect(warehouse, read_only=True)

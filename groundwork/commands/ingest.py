@@ -17,10 +17,10 @@ import os
 import shlex
 import sys
 import time
-from pathlib import Path
 
 import typer
 
+from groundwork.commands import options
 from groundwork.core.warehouse import DEFAULT_PATH, connect
 
 
@@ -80,35 +80,67 @@ def summary_lines(result, warehouse: str = DEFAULT_PATH, program: str = "groundw
     return lines
 
 
+def summary_json(result, warehouse: str) -> dict:
+    """`groundwork ingest --json`: the counts of ``summary_lines``, the exit reason, the warehouse."""
+    return {
+        "command": "ingest",
+        "exit_status": result.exit_code,
+        "exit_reason": "input issues recorded (table ingest_issues)" if result.exit_code else "clean",
+        "warehouse": warehouse,
+        "runs_dir": result.runs_dir,
+        "ingest_id": result.ingest_id,
+        "scan": result.scan,
+        "folders_seen": result.folders_seen,
+        "runs_loaded": result.runs_loaded,
+        "runs_unchanged": result.runs_unchanged,
+        "runs_rejected": result.runs_rejected,
+        "runs_missing": result.runs_missing,
+        "issues_total": result.issues_total,
+        "issues_new": result.issues_new,
+        "issues_by_kind": dict(sorted(result.issues_by_kind.items())),
+        "seconds": round(result.elapsed, 3),
+    }
+
+
+def _ingest(runs_dir: str, warehouse: str, quiet: bool, rehash: bool, workers, full_scan: bool):
+    from groundwork.ingest import ingest_archive, parsers
+    from groundwork.ingest.runs_folder import check_runs_dir
+
+    check_runs_dir(runs_dir)  # before the warehouse: a job that cannot start creates nothing
+    # The parser processes start while the warehouse opens, when many runs will be parsed
+    # (a quick scan starts them itself if it finds many).
+    early = full_scan or rehash or warehouse == ":memory:" or not os.path.exists(warehouse)
+    with parsers(workers if early else 0, runs_dir) as pool:
+        con = connect(warehouse)
+        progress = _Progress(quiet)
+        try:
+            return ingest_archive(con, runs_dir, progress=progress, rehash=rehash, full_scan=full_scan,
+                                  parsers=pool if early else None, workers=workers)
+        finally:
+            progress.close()
+            con.close()
+
+
 def register(app: typer.Typer) -> None:
     @app.command("ingest")
     def ingest_cmd(
-        runs_dir: str = typer.Argument(..., help="The run store's runs/ folder (holds <invocation_id>/ folders)."),
-        warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="DuckDB warehouse file."),
+        runs_dir: str = typer.Argument(..., metavar="RUNS_DIR", help="The run store's runs/ folder (holds <invocation_id>/ folders)."),
+        warehouse: str = options.warehouse_option(),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output; only problems (for cron)."),
         rehash: bool = typer.Option(False, "--rehash", help="Compare content hashes even when size and mtime are unchanged."),
-        workers: int = typer.Option(None, "--workers", help="Parser processes (default: up to 4, one per CPU)."),
+        workers: int = typer.Option(None, "--workers", min=0, metavar="N", help="Parser processes (default: up to 4, one per CPU; 0: parse in this process)."),
         full_scan: bool = typer.Option(False, "--full-scan", help="List every run folder and compare every file (finds runs edited in place); default: only what is new."),
+        as_json: bool = options.json_option(),
+        config: str = options.config_option(),
     ) -> None:
         """Load (incrementally) every run folder of RUNS_DIR into the warehouse."""
-        from groundwork.ingest import ingest_archive, parsers
-        from groundwork.ingest.runs_folder import check_runs_dir
-
-        check_runs_dir(runs_dir)  # before the warehouse: a job that cannot start creates nothing
-        # The parser processes start while the warehouse opens, when many runs will be parsed
-        # (a quick scan starts them itself if it finds many).
-        early = full_scan or rehash or warehouse == ":memory:" or not os.path.exists(warehouse)
-        with parsers(workers if early else 0, runs_dir) as pool:
-            con = connect(warehouse)
-            progress = _Progress(quiet)
-            try:
-                result = ingest_archive(con, runs_dir, progress=progress, rehash=rehash, full_scan=full_scan,
-                                        parsers=pool if early else None, workers=workers)
-            finally:
-                progress.close()
-                con.close()
-        called = sys.argv[0] if Path(sys.argv[0]).name == "groundwork" else "groundwork"
-        for line in summary_lines(result, warehouse, called):
+        warehouse = options.warehouse(warehouse, options.settings(config))
+        with options.json_errors("ingest", as_json):
+            result = _ingest(runs_dir, warehouse, quiet, rehash, workers, full_scan)
+        if as_json:
+            options.print_json(summary_json(result, warehouse))
+            raise typer.Exit(result.exit_code)
+        for line in summary_lines(result, warehouse, options.called()):
             if quiet and not result.issues_by_kind:
                 break
             print(line, file=sys.stderr)

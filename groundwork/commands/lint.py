@@ -20,7 +20,7 @@ import orjson
 
 from groundwork.core.errors import GroundworkError
 from groundwork.core.escape import slug
-from groundwork.core.warehouse import DEFAULT_PATH, connect
+from groundwork.core.warehouse import connect
 
 
 class LintFormat(str, enum.Enum):
@@ -75,6 +75,28 @@ def print_result(result, fmt: LintFormat, *, show_passed: bool) -> None:
     sys.stdout.write(render("lint/junit.xml.j2", suites=suites, unlintable=unlintable, findings=findings))
 
 
+def summary_json(result, warehouse: str, out: str | None, written: int) -> dict:
+    """`groundwork lint --json`: the counts of the totals line, the exit reason, the files written."""
+    from groundwork.checks.lint import FAILED, PASSED, UNLINTABLE
+
+    c = result.counts
+    return {
+        "command": "lint",
+        "exit_status": result.exit_code,
+        "exit_reason": (f"{c[FAILED]} runs failed, {c[UNLINTABLE]} unlintable" if result.exit_code
+                        else "every run passed"),
+        "warehouse": warehouse,
+        "lint_id": result.lint_id,
+        "runs": sum(c.values()),
+        "reused": result.reused,
+        "passed": c[PASSED],
+        "failed": c[FAILED],
+        "unlintable": c[UNLINTABLE],
+        "findings": result.findings_count,
+        "written": {"grounding_txt_dir": out, "grounding_txt_files": written} if out else {},
+    }
+
+
 def lint_files(spans: str, envelope: str) -> int:
     """`workbench lint SPANS ENVELOPE`: same stdout, exit 0/1 (2 with one line when unlintable)."""
     from groundwork.jobs.dropin import lint_pair
@@ -104,11 +126,13 @@ def register(app) -> None:
     """Add `groundwork lint` to the typer app (typer is imported only when the app is built)."""
     import typer
 
+    from groundwork.commands import options
+
     @app.command("lint")
     def lint_command(
         files: list[str] = typer.Argument(None, metavar="[SPANS ENVELOPE]",
                                           help="Lint this spans.jsonl and envelope.json instead of the warehouse (drop-in for `workbench lint`)."),
-        warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="Warehouse file."),
+        warehouse: str = options.warehouse_option(),
         rules: list[str] = typer.Option(None, "--rules", "-r", help="Only these rule codes (comma list or repeated), e.g. G1,G2."),
         run: list[str] = typer.Option(None, "--run", help="Only this run (invocation id); repeat for more."),
         fmt: LintFormat = typer.Option(LintFormat.text, "--format", "-f",
@@ -120,6 +144,8 @@ def register(app) -> None:
         keep: bool = typer.Option(False, "--keep-derived",
                                   help="After printing, keep the runs' derived relations in the warehouse (schema lint_store), "
                                        "so later full lints (e.g. after a rule change) read them instead of deriving every run again."),
+        as_json: bool = options.json_option(),
+        config: str = options.config_option(),
     ) -> None:
         """Lint every run (grounding rules G0, E1, G1-G4, R1-R3, N1, D1-D3 as SQL) exactly as the workbench does.
 
@@ -129,21 +155,28 @@ def register(app) -> None:
         if files:
             if len(files) != 2:
                 raise GroundworkError("give both SPANS and ENVELOPE (or neither, to lint the warehouse)")
-            if run or rules:
-                raise GroundworkError("--run and --rules apply to the warehouse, not to SPANS ENVELOPE")
+            if run or rules or as_json:
+                raise GroundworkError("--run, --rules and --json apply to the warehouse, not to SPANS ENVELOPE")
             raise typer.Exit(lint_files(files[0], files[1]))
         from groundwork.checks.lint import lint_warehouse
         from groundwork.checks.store import keep_derived
 
-        con = connect(warehouse, create=False)
+        if as_json and fmt is not LintFormat.text:
+            raise GroundworkError("--json replaces the report: give --json or --format, not both")
+        warehouse = options.warehouse(warehouse, options.settings(config))
+        with options.json_errors("lint", as_json):
+            con = connect(warehouse, create=False)
         try:
             if out:
                 _refuse_archive(con, out)
             result = lint_warehouse(con, codes=_codes(rules), runs=run or None, record=not no_record,
                                     reuse=not relint_all)
-            write_outputs(result, out)  # reads reused verdicts from the warehouse: keep it open
-            print_result(result, fmt, show_passed=show_passed)
-            if fmt is not LintFormat.text:
+            written = write_outputs(result, out)  # reads reused verdicts from the warehouse: keep it open
+            if as_json:
+                options.print_json(summary_json(result, warehouse, out, written))
+            else:
+                print_result(result, fmt, show_passed=show_passed)
+            if fmt is not LintFormat.text and not as_json:
                 print(result.totals_line(), file=sys.stderr)
             if keep:
                 # Answered: now keep the derived relations for the next full lint.

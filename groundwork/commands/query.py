@@ -6,10 +6,10 @@ import sys
 
 import typer
 
+from groundwork.commands import options
 from groundwork.investigate import queries
 from groundwork.investigate.formats import Format, write
 from groundwork.investigate.session import ALLOW_FILES_FLAG, ALLOW_FILES_HELP, SqlError, open_session, run
-from groundwork.core.warehouse import DEFAULT_PATH
 
 
 def print_list() -> None:
@@ -30,12 +30,14 @@ def register(app: typer.Typer) -> None:
         param: list[str] = typer.Option([], "--param", "-p", help="NAME=VALUE, typed by the query's header; repeatable."),
         list_: bool = typer.Option(False, "--list", help="List the saved queries and their parameters."),
         show: bool = typer.Option(False, "--show", help="Print the query's SQL instead of running it."),
-        warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="Warehouse file (opened read-only)."),
+        warehouse: str = options.warehouse_option(", opened read-only"),
         fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
         max_width: int = typer.Option(40, "--max-width", help="table format: cut cells longer than this."),
         allow_files: bool = typer.Option(False, ALLOW_FILES_FLAG, help=ALLOW_FILES_HELP),
+        config: str = options.config_option(),
     ) -> None:
         """Run a saved investigation, e.g. groundwork query runs_citing_source --param source_id=src:a"""
+        warehouse = options.warehouse(warehouse, options.settings(config))
         if list_:
             print_list()
             return

@@ -18,7 +18,7 @@ import orjson
 
 from groundwork.core.errors import GroundworkError
 from groundwork.core.escape import slug
-from groundwork.core.warehouse import DEFAULT_PATH, connect
+from groundwork.core.warehouse import connect
 
 WORKBENCH_DEFAULT_SOURCES = Path("workbench") / "sources.yaml"
 
@@ -29,8 +29,13 @@ class VerifyFormat(str, enum.Enum):
     junit = "junit"
 
 
+SOURCES_HELP = ("(default: $GROUNDWORK_SOURCES, then groundwork.toml's sources, then $DD_SOURCES_CONFIG, "
+                "then workbench/sources.yaml).")
+
+
 def resolve_sources(sources: str | None) -> str:
-    """--sources, else $DD_SOURCES_CONFIG, else workbench/sources.yaml (as the workbench does)."""
+    """--sources (or the setting resolved from it), else $DD_SOURCES_CONFIG, else
+    workbench/sources.yaml (as the workbench does)."""
     if sources:
         return sources
     env = os.environ.get("DD_SOURCES_CONFIG")
@@ -92,23 +97,48 @@ def verify_file(envelope: str, sources: str | None, fmt: VerifyFormat = VerifyFo
     return result.exit_code
 
 
+def summary_json(result, warehouse: str, out: str | None) -> dict:
+    """`groundwork verify --json`: the counts of the totals line, the exit reason, the files written."""
+    failed, unverifiable = result.count("failed"), result.count("unverifiable")
+    return {
+        "command": "verify",
+        "exit_status": result.exit_code,
+        "exit_reason": (f"{failed} runs failed, {unverifiable} unverifiable" if result.exit_code
+                        else "every run passed"),
+        "warehouse": warehouse,
+        "sources": result.sources_path,
+        "verify_id": result.lint_id,
+        "runs": len(result.fresh) + result.reused,
+        "reused": result.reused,
+        "passed": result.count("passed"),
+        "failed": failed,
+        "unverifiable": unverifiable,
+        "written": {"sources_txt_dir": out} if out else {},
+    }
+
+
 def register(app) -> None:
     """Add `groundwork verify` to the typer app (typer is imported only when the app is built)."""
     import typer
+
+    from groundwork.commands import options
 
     @app.command("verify")
     def verify_command(
         envelope: str = typer.Argument(None, metavar="[ENVELOPE]",
                                        help="Check this one envelope.json instead of the warehouse (drop-in for `workbench verify`)."),
-        sources: str = typer.Option(None, "--sources", "-s",
-                                    help="sources.yaml listing the pinned source copies (default: $DD_SOURCES_CONFIG, then workbench/sources.yaml)."),
-        warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="Warehouse file."),
+        sources: str = options.sources_option(
+            "sources.yaml listing the pinned source copies " + SOURCES_HELP[:-2]
+            + "; for ENVELOPE, as the workbench: $DD_SOURCES_CONFIG, then workbench/sources.yaml)."),
+        warehouse: str = options.warehouse_option(),
         fmt: VerifyFormat = typer.Option(None, "--format", "-f",
                                          help="text (default), jsonl (one object per run) or junit."),
         run: list[str] = typer.Option(None, "--run", help="Only this run (invocation id); repeat for more."),
         out: str = typer.Option(None, "--out", help="Also write DIR/<invocation_id>/sources.txt for every run."),
         show_passed: bool = typer.Option(False, "--show-passed", help="text format: print passing runs too."),
         no_record: bool = typer.Option(False, "--no-record", help="Do not append the verdicts to the warehouse's check history."),
+        as_json: bool = options.json_option(),
+        config: str = options.config_option(),
     ) -> None:
         """Re-hash externally sourced evidence against pinned source copies (rules S1, S2).
 
@@ -116,17 +146,27 @@ def register(app) -> None:
         """
         from groundwork.checks.verify import verify_warehouse
 
-        path = resolve_sources(sources)
         fmt = fmt or VerifyFormat.text
         if envelope is not None:
             if run:
                 raise GroundworkError("--run applies to the warehouse, not to ENVELOPE")
-            raise typer.Exit(verify_file(envelope, path, fmt, out))
-        con = connect(warehouse, create=False)
-        try:
-            result = verify_warehouse(con, path, runs=run or None, record=not no_record)
-        finally:
-            con.close()
+            if as_json:
+                raise GroundworkError("--json applies to the warehouse; for ENVELOPE use --format jsonl")
+            raise typer.Exit(verify_file(envelope, resolve_sources(sources), fmt, out))
+        if as_json and fmt is not VerifyFormat.text:
+            raise GroundworkError("--json replaces the report: give --json or --format, not both")
+        cfg = options.settings(config)
+        warehouse = options.warehouse(warehouse, cfg)
+        with options.json_errors("verify", as_json):
+            path = resolve_sources(options.sources(sources, cfg))
+            con = connect(warehouse, create=False)
+            try:
+                result = verify_warehouse(con, path, runs=run or None, record=not no_record)
+            finally:
+                con.close()
         write_outputs(result, out)
-        print_result(result, fmt, drop_in=False, show_passed=show_passed)
+        if as_json:
+            options.print_json(summary_json(result, warehouse, out))
+        else:
+            print_result(result, fmt, drop_in=False, show_passed=show_passed)
         raise typer.Exit(result.exit_code)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import stat
 import time
@@ -459,7 +460,7 @@ def connect(path: str | Path = DEFAULT_PATH, read_only: bool = False, create: bo
         return con
     existed = _existing_file(path)
     if not existed and (read_only or not create):
-        raise GroundworkError(f"warehouse {path} does not exist; run `groundwork ingest RUNS_DIR --warehouse {path}` first")
+        raise GroundworkError(f"warehouse {path} does not exist; run `groundwork ingest RUNS_DIR --warehouse {shlex.quote(str(path))}` first")
     if existed and not read_only and os.path.exists(f"{path}.wal"):
         # Opened for writing, DuckDB would replay the log into the file and checkpoint it on
         # closing: look read-only first, so that another application's file is never written.
@@ -480,7 +481,7 @@ def connect(path: str | Path = DEFAULT_PATH, read_only: bool = False, create: bo
     try:
         version = check_version(con, path)
         if read_only and version is None:
-            raise GroundworkError(f"warehouse {path} is an empty DuckDB database; run `groundwork ingest RUNS_DIR --warehouse {path}` first")
+            raise GroundworkError(f"warehouse {path} is an empty DuckDB database; run `groundwork ingest RUNS_DIR --warehouse {shlex.quote(str(path))}` first")
         if not read_only:
             apply_schema(con, comments=True if comments is None else comments)
     except BaseException:

@@ -49,6 +49,8 @@ class NightlyResult:
     reports: object = None
     seconds: dict = field(default_factory=dict)   # wall seconds per phase, and total
     cpu: dict = field(default_factory=dict)       # CPU seconds of this process per phase (all its threads)
+    severities: dict = field(default_factory=dict)  # finding code -> error / warn / off, as recorded
+    warnings: list = field(default_factory=list)    # findings of severity warn: code, runs, findings, first_run
 
 
 def _utcnow() -> dt.datetime:
@@ -109,14 +111,18 @@ def _crash_point(step: str) -> None:
 
 
 class _Phases:
-    """Wall and CPU seconds of each phase of the job (``with phases("lint"): ...``)."""
+    """Wall and CPU seconds of each phase of the job (``with phases("lint"): ...``); ``on_start(name)``
+    is told as each phase starts (the command's progress line)."""
 
-    def __init__(self):
+    def __init__(self, on_start=None):
         self.seconds: dict = {}
         self.cpu: dict = {}
+        self.on_start = on_start
 
     @contextlib.contextmanager
     def __call__(self, name: str):
+        if self.on_start is not None:
+            self.on_start(name)
         wall, cpu = time.perf_counter(), time.process_time()
         try:
             yield
@@ -152,13 +158,17 @@ def full_scan_due(con, runs_dir: Path, every: int) -> bool:
 
 
 def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress=None,
-                full_scan: bool = False, full_scan_every: int | None = None) -> NightlyResult:
+                full_scan: bool = False, full_scan_every: int | None = None, workers: int | None = None,
+                config=None, on_phase=None) -> NightlyResult:
     """Run the whole job, writing the reports to ``out``; raise GroundworkError when it cannot
     be done (the nightly row then records exit status 2 and the reason).
 
     The ingest is a quick scan (what is new since the last one), or a full scan of every run
     folder with ``full_scan`` or when ``full_scan_due`` (every ``full_scan_every`` nightlies,
-    default FULL_SCAN_EVERY)."""
+    default FULL_SCAN_EVERY). ``workers``: the ingest's parser processes. ``config`` (a
+    groundwork.core.config.Config) sets the finding severities (default: docs/rules.md#severities).
+    ``on_phase(name)`` is called as each phase starts."""
+    severities = rdata.finding_severities(config)  # a bad [severity] fails before the ingest
     runs_dir, out = Path(runs_dir), Path(out)
     sources = Path(sources) if sources is not None else None
     created: list[Path] = []  # folders made for this nightly: removed again when it cannot start
@@ -178,14 +188,14 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
     # finds many new runs).
     parser_pool = contextlib.ExitStack()
     early = full_scan or str(warehouse) == ":memory:" or not Path(warehouse).exists()
-    pool = parser_pool.enter_context(parsers(None if early else 0, runs_dir))
+    pool = parser_pool.enter_context(parsers(workers if early else 0, runs_dir))
     try:
         con = connect(warehouse)
     except BaseException:
         parser_pool.close()
         _remove_empty(created)
         raise
-    phase = _Phases()
+    phase = _Phases(on_phase)
     try:
         nid = _start(con, runs_dir, out)
         try:
@@ -193,7 +203,7 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
                 every = FULL_SCAN_EVERY if full_scan_every is None else full_scan_every
                 full = full_scan or full_scan_due(con, runs_dir, every)
                 ingest = ingest_archive(con, runs_dir, progress=progress, parsers=pool if early else None,
-                                        full_scan=full)
+                                        full_scan=full, workers=workers)
             with phase("lint"):
                 lint = lint_warehouse(con, record=True)
             verify = None
@@ -209,6 +219,7 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
             # previous finished nightly's.
             con.execute("UPDATE nightlies SET ingest_id = ?, lint_id = ?, verify_id = ? WHERE nightly_id = ?",
                         [ingest_id, lint_id, verify_id, nid])
+            rdata.record_severities(con, nid, severities)
             p = rdata.nightly_passes(con, nid, ingest_id)
             meta = {
                 "tool_version": __version__,
@@ -225,6 +236,7 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
             with phase("build_state"):
                 rdata.build_state(con, p)
                 totals = rdata.totals(con, p)
+                warned = rdata.warnings(con, p)
             con.execute(
                 "UPDATE nightlies SET baseline_nightly_id = ?, baseline_lint_id = ?, baseline_verify_id = ?, "
                 "runs_failing = ?, new_failing = ?, resolved = ?, still_failing = ? WHERE nightly_id = ?",
@@ -265,4 +277,4 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
     phase.cpu["total"] = time.process_time() - started_cpu
     return NightlyResult(exit_status=status, nightly_id=nid, out_dir=out, fleet_html=reports.fleet_html,
                          totals=reports.totals, ingest=ingest, lint=lint, verify=verify, reports=reports,
-                         seconds=phase.seconds, cpu=phase.cpu)
+                         seconds=phase.seconds, cpu=phase.cpu, severities=severities, warnings=warned)

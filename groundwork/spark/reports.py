@@ -113,6 +113,7 @@ def build(spark, out: str, report_dir, *, runs_dir: str, sources=None, ingest: S
         nid = 1
         con.execute("INSERT INTO nightlies (nightly_id, started_at, runs_dir, out_dir, ingest_id, lint_id, verify_id) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?)", [nid, started, runs_dir, str(report_dir), ingest_id, lint_id, verify_id])
+        rdata.record_severities(con, nid, rdata.finding_severities())  # the defaults, as a local nightly's
         p = rdata.nightly_passes(con, nid, ingest_id)
         meta = {"tool_version": __version__, "nightly_id": nid, "generated_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
                 "runs_dir": runs_dir, "out_dir": str(report_dir), "warehouse": out,

@@ -3,7 +3,7 @@
 SELECT code, agent_id, invocation_id, message FROM (
     SELECT v.code, st.agent_id, v.invocation_id, v.message,
            ROW_NUMBER() OVER (PARTITION BY v.code, st.agent_id ORDER BY v.invocation_id, v.seq) AS rk
-    FROM lint_violations v JOIN report_state st USING (invocation_id)
+    FROM report_violations v JOIN report_state st USING (invocation_id)
     WHERE v.lint_id = $pass_id)
 WHERE rk <= $examples
 ORDER BY code, agent_id, rk

@@ -7,7 +7,7 @@
 WITH codes AS (
     SELECT invocation_id, STRING_AGG(DISTINCT code, ' ' ORDER BY code) AS codes,
            COUNT(*) AS violations
-    FROM lint_violations
+    FROM report_violations
     WHERE lint_id = $lint OR lint_id = $verify
     GROUP BY invocation_id
 )

@@ -4,4 +4,4 @@
 SELECT
     COUNT(*) FILTER (WHERE lint_id = $lint) AS lint_violations,
     COUNT(*) FILTER (WHERE lint_id = $verify) AS verify_violations
-FROM lint_violations WHERE lint_id = $lint OR lint_id = $verify
+FROM report_violations WHERE lint_id = $lint OR lint_id = $verify

@@ -4,7 +4,7 @@
 SELECT l.kind AS check_kind, v.code,
        COUNT(*) AS violations, COUNT(DISTINCT v.invocation_id) AS runs,
        COUNT(DISTINCT v.invocation_id) FILTER (WHERE st.change = 'new') AS new_runs
-FROM lint_violations v
+FROM report_violations v
 JOIN lints l ON l.lint_id = v.lint_id
 JOIN report_state st ON st.invocation_id = v.invocation_id
 WHERE v.lint_id = $lint OR v.lint_id = $verify

@@ -3,7 +3,7 @@
 -- ('grounding' or 'sources'), sequence number, code, message, change class.
 SELECT v.invocation_id, st.agent_id, st.grounding_mode, st.completed_at,
        CASE l.kind WHEN 'lint' THEN 'grounding' ELSE 'sources' END, v.seq, v.code, v.message, st.change
-FROM lint_violations v JOIN lints l ON l.lint_id = v.lint_id
+FROM report_violations v JOIN lints l ON l.lint_id = v.lint_id
 JOIN report_state st USING (invocation_id)
 WHERE v.lint_id = $lint OR v.lint_id = $verify
 ORDER BY v.invocation_id, l.kind, v.seq

@@ -13,7 +13,7 @@ WITH a AS (
     SELECT st.agent_id, v.code, COUNT(*) AS n,
            ROW_NUMBER() OVER (PARTITION BY st.agent_id ORDER BY COUNT(*) DESC, v.code) AS rk
     FROM report_state st
-    JOIN lint_violations v ON v.invocation_id = st.invocation_id
+    JOIN report_violations v ON v.invocation_id = st.invocation_id
     WHERE v.lint_id = $lint OR v.lint_id = $verify
     GROUP BY st.agent_id, v.code
 )

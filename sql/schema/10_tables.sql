@@ -596,3 +596,13 @@ COMMENT ON COLUMN nightlies.resolved IS 'Runs failing in the baseline that pass 
 COMMENT ON COLUMN nightlies.still_failing IS 'Runs failing both in the baseline and now (and not new in another check): nightly_changes rows with change still.';
 COMMENT ON COLUMN nightlies.exit_status IS '0 nothing new fails, 1 new violations, 2 the job could not be done; NULL while running.';
 COMMENT ON COLUMN nightlies.error IS 'One-line reason when exit_status is 2.';
+
+CREATE TABLE IF NOT EXISTS nightly_severities (
+    nightly_id  INTEGER,
+    code        VARCHAR,
+    severity    VARCHAR
+);
+COMMENT ON TABLE nightly_severities IS 'The severity each groundwork finding code (GW...) had in a nightly (groundwork.toml [severity], else the defaults of docs/rules.md#severities): one row per finding code and nightly. nightly_changes counts a run with a finding of severity error as failing; the rows of a finding stay in lint_violations whatever its severity.';
+COMMENT ON COLUMN nightly_severities.nightly_id IS 'The nightly (nightlies.nightly_id).';
+COMMENT ON COLUMN nightly_severities.code IS 'Finding code (GW1 ... GW4).';
+COMMENT ON COLUMN nightly_severities.severity IS 'error (fails the run: exit status, new / still failing, metrics), warn (listed, fails nothing) or off (left out of the reports and metrics).';

@@ -207,16 +207,26 @@ g AS (SELECT p.nightly_id, v.invocation_id, v.status, v.summary FROM passes p JO
 gb AS (SELECT p.nightly_id, v.invocation_id, v.status, v.summary FROM passes p JOIN lint_verdicts v ON v.lint_id = p.baseline_lint_id),
 s AS (SELECT p.nightly_id, v.invocation_id, v.status, v.summary FROM passes p JOIN verify_verdicts v ON v.lint_id = p.verify_id),
 sb AS (SELECT p.nightly_id, v.invocation_id, v.status, v.summary FROM passes p JOIN verify_verdicts v ON v.lint_id = p.baseline_verify_id),
+-- Runs with a groundwork finding of severity error (nightly_severities: the nightly's own, for its
+-- lint pass and its baseline's alike, so a severity change alone makes no run new or resolved).
+errors AS (SELECT nightly_id, code FROM nightly_severities WHERE severity = 'error'),
+fe AS (SELECT DISTINCT p.nightly_id, m.invocation_id FROM passes p JOIN errors e ON e.nightly_id = p.nightly_id
+       JOIN lint_violations m ON m.lint_id = p.lint_id AND m.code = e.code),
+feb AS (SELECT DISTINCT p.nightly_id, m.invocation_id FROM passes p JOIN errors e ON e.nightly_id = p.nightly_id
+        JOIN lint_violations m ON m.lint_id = p.baseline_lint_id AND m.code = e.code),
 flags AS (
     SELECT coalesce(g.nightly_id, gb.nightly_id, s.nightly_id, sb.nightly_id) AS nightly_id,
            coalesce(g.invocation_id, gb.invocation_id, s.invocation_id, sb.invocation_id) AS invocation_id,
            g.status AS g_status, gb.status AS gb_status, s.status AS s_status, sb.status AS sb_status,
-           g.summary AS g_summary, gb.summary AS gb_summary, s.summary AS s_summary, sb.summary AS sb_summary
+           g.summary AS g_summary, gb.summary AS gb_summary, s.summary AS s_summary, sb.summary AS sb_summary,
+           fe.invocation_id IS NOT NULL AS f_fail, feb.invocation_id IS NOT NULL AS fb_fail
     FROM g
     FULL JOIN gb ON gb.nightly_id = g.nightly_id AND gb.invocation_id = g.invocation_id
     FULL JOIN s ON s.nightly_id = coalesce(g.nightly_id, gb.nightly_id) AND s.invocation_id = coalesce(g.invocation_id, gb.invocation_id)
     FULL JOIN sb ON sb.nightly_id = coalesce(g.nightly_id, gb.nightly_id, s.nightly_id)
                 AND sb.invocation_id = coalesce(g.invocation_id, gb.invocation_id, s.invocation_id)
+    LEFT JOIN fe ON fe.nightly_id = g.nightly_id AND fe.invocation_id = g.invocation_id
+    LEFT JOIN feb ON feb.nightly_id = gb.nightly_id AND feb.invocation_id = gb.invocation_id
 ),
 failing AS (
     SELECT f.*,
@@ -229,18 +239,19 @@ failing AS (
 SELECT nightly_id, invocation_id,
        g_status, gb_status, s_status, sb_status, g_summary, gb_summary, s_summary, sb_summary,
        g_fail, gb_fail, s_fail, sb_fail,
-       (g_fail OR s_fail) AS failing,
-       (gb_fail OR sb_fail) AS base_failing,
+       (g_fail OR s_fail OR f_fail) AS failing,
+       (gb_fail OR sb_fail OR fb_fail) AS base_failing,
        CASE
-           WHEN (g_fail AND NOT gb_fail) OR (s_fail AND NOT sb_fail) THEN 'new'
-           WHEN g_fail OR s_fail THEN 'still'
-           WHEN (gb_fail OR sb_fail) AND g_status IS NULL AND s_status IS NULL THEN 'gone'
-           WHEN gb_fail OR sb_fail THEN 'resolved'
+           WHEN (g_fail AND NOT gb_fail) OR (s_fail AND NOT sb_fail) OR (f_fail AND NOT fb_fail) THEN 'new'
+           WHEN g_fail OR s_fail OR f_fail THEN 'still'
+           WHEN (gb_fail OR sb_fail OR fb_fail) AND g_status IS NULL AND s_status IS NULL THEN 'gone'
+           WHEN gb_fail OR sb_fail OR fb_fail THEN 'resolved'
        END AS change,
        ((g_fail AND gb_fail AND g_summary IS DISTINCT FROM gb_summary)
-         OR (s_fail AND sb_fail AND s_summary IS DISTINCT FROM sb_summary)) AS verdict_changed
+         OR (s_fail AND sb_fail AND s_summary IS DISTINCT FROM sb_summary)) AS verdict_changed,
+       f_fail, fb_fail
 FROM failing;
-COMMENT ON VIEW nightly_changes IS 'What each nightly job calls new, still failing, resolved or gone: per nightly, one row per run its passes judged or its baseline''s passes found failing (nightly_passes). Failing = the grounding verdict is failed or unlintable, or the source-check verdict is failed or unverifiable. Passes run between two nightlies (a manual groundwork lint or verify) change nothing here; lint_diff answers the per-message question between a run''s two latest full lints.';
+COMMENT ON VIEW nightly_changes IS 'What each nightly job calls new, still failing, resolved or gone: per nightly, one row per run its passes judged or its baseline''s passes found failing (nightly_passes). Failing = the grounding verdict is failed or unlintable, or the source-check verdict is failed or unverifiable, or the lint pass found a groundwork finding of severity error (nightly_severities). Passes run between two nightlies (a manual groundwork lint or verify) change nothing here; lint_diff answers the per-message question between a run''s two latest full lints.';
 COMMENT ON COLUMN nightly_changes.nightly_id IS 'The nightly job (nightly_passes).';
 COMMENT ON COLUMN nightly_changes.invocation_id IS 'The run.';
 COMMENT ON COLUMN nightly_changes.g_status IS 'Grounding verdict in the nightly''s lint pass (NULL when it did not judge the run).';
@@ -259,3 +270,5 @@ COMMENT ON COLUMN nightly_changes.failing IS 'The run fails a check in the night
 COMMENT ON COLUMN nightly_changes.base_failing IS 'The run failed a check in the baseline.';
 COMMENT ON COLUMN nightly_changes.change IS 'new (fails a check it did not fail in the baseline; runs new to the warehouse included, and every failing run when there is no baseline), still (fails now and in the baseline, not new in another check), resolved (failed in the baseline, judged now, fails no check), gone (failed in the baseline, not judged now); NULL for a run passing in both.';
 COMMENT ON COLUMN nightly_changes.verdict_changed IS 'Still failing with another text than in the baseline (grounding.txt or sources.txt).';
+COMMENT ON COLUMN nightly_changes.f_fail IS 'The nightly''s lint pass found a groundwork finding (GW...) of severity error in the run (the nightly''s nightly_severities).';
+COMMENT ON COLUMN nightly_changes.fb_fail IS 'The baseline''s lint pass found one (by the same severities).';
