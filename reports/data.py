@@ -113,14 +113,20 @@ def warnings(con, p: Passes) -> list[dict]:
     return rows(con, "report_warnings", nightly=p.nightly_id, lint=p.lint_id)
 
 
+def build_violations(con, nightly_id: int | None) -> None:
+    """(Re)create the temp view report_violations every report query reads: lint_violations
+    without nightly ``nightly_id``'s finding codes of severity off (None: none left out)."""
+    execute(con, "report_hidden_codes", nightly=nightly_id, prefix="CREATE OR REPLACE TEMP TABLE report_hidden_codes AS\n")
+    execute(con, "report_violations", prefix="CREATE OR REPLACE TEMP VIEW report_violations AS\n")
+
+
 def build_state(con, p: Passes) -> None:
     """(Re)create the temp table ``report_state``: nightly ``p.nightly_id``'s rows of
     nightly_changes (one per run judged now or failing in the baseline, with its verdicts and
     change class), with the run's agent, mode and violation codes. First the temp view
     report_violations every report query reads: lint_violations without the nightly's finding
     codes of severity off."""
-    execute(con, "report_hidden_codes", nightly=p.nightly_id, prefix="CREATE OR REPLACE TEMP TABLE report_hidden_codes AS\n")
-    execute(con, "report_violations", prefix="CREATE OR REPLACE TEMP VIEW report_violations AS\n")
+    build_violations(con, p.nightly_id)
     execute(con, "report_state", nightly=p.nightly_id, lint=p.lint_id, verify=p.verify_id,
             prefix="CREATE OR REPLACE TEMP TABLE report_state AS\n")  # the table every report query reads
 
