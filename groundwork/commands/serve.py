@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import typer
 
-from groundwork.core.warehouse import DEFAULT_PATH
+from groundwork.commands import options
 
 
 def register(app: typer.Typer) -> None:
     @app.command("serve")
     def serve_command(
-        warehouse: str = typer.Option(DEFAULT_PATH, "--warehouse", "-w", help="Warehouse file (read, never written)."),
+        warehouse: str = options.warehouse_option(", read, never written"),
         host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
         port: int = typer.Option(8080, "--port", "-p", help="Port to listen on (0: any free port; the line printed says which)."),
+        config: str = options.config_option(),
     ) -> None:
         """Browse the warehouse in a web browser: the runs, a run, a rule, and SQL (read-only).
 
@@ -23,4 +24,4 @@ def register(app: typer.Typer) -> None:
         """
         from groundwork.serve.server import serve
 
-        serve(warehouse, host, port)
+        serve(options.warehouse(warehouse, options.settings(config)), host, port)

@@ -21,7 +21,7 @@ from ingest_support import PASS_RETRIEVAL, archive
 ROOT = Path(__file__).resolve().parents[2]
 
 COMMANDS = [["ingest"], ["lint"], ["verify"], ["drift"], ["nightly"], ["watch"], ["synth"], ["sql"], ["query"],
-            ["export"], ["example"], ["example", "build"], ["example", "check"], ["spark"], ["spark", "run"], []]
+            ["export"], ["serve"], ["example"], ["example", "build"], ["example", "check"], ["spark"], ["spark", "run"], []]
 
 
 @pytest.fixture(autouse=True)
@@ -120,6 +120,7 @@ READING = {  # commands that open an existing warehouse: the error names the one
     "sql": ["sql", "SELECT 1"],
     "query": ["query", "runs_citing_source", "--param", "source_id=x"],
     "export": ["export", "--parquet", "pq"],
+    "serve": ["serve", "--port", "0"],
 }
 
 
