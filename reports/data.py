@@ -113,6 +113,14 @@ def warnings(con, p: Passes) -> list[dict]:
     return rows(con, "report_warnings", nightly=p.nightly_id, lint=p.lint_id)
 
 
+def warned_runs(con, p: Passes, per_code: int) -> dict[str, list[str]]:
+    """Per finding code of severity warn: the first ``per_code`` runs with it in the lint pass."""
+    out: dict[str, list[str]] = {}
+    for r in rows(con, "warned_runs", nightly=p.nightly_id, lint=p.lint_id, per_code=per_code):
+        out.setdefault(r["code"], []).append(r["invocation_id"])
+    return out
+
+
 def build_violations(con, nightly_id: int | None) -> None:
     """(Re)create the temp view report_violations every report query reads: lint_violations
     without nightly ``nightly_id``'s finding codes of severity off (None: none left out)."""

@@ -21,6 +21,7 @@ TOP = 100           # rows per bounded table in the fleet report
 DIFF_TOP = 50       # runs listed per change class
 PAGE_SIZE = 500     # failing runs per list page
 MAX_STRING = 2000   # longest run-controlled string shown in the fleet report and list pages
+WARNED_RUNS = 20    # runs listed per finding code of severity warn
 TREND_AGENTS = 8    # agents with a trend chart of their own (the worst agents, in that order)
 
 
@@ -52,7 +53,12 @@ def collect(con, p: data.Passes, meta: dict, *, top: int = TOP, state_ready: boo
         "ingest_issues": data.ingest_issues(con, p, 50),
         "worst_agents": data.worst_agents(con, p, 20),
         "failing_top": data.failing_runs(con, top),
+        "warnings": data.warnings(con, p),
     }
+    listed = data.warned_runs(con, p, WARNED_RUNS)
+    for w in d["warnings"]:
+        w["title"] = None if rule(w["code"]) is None else rule(w["code"]).title
+        w["listed"] = [{"invocation_id": inv, "slug": slug(inv)} for inv in listed.get(w["code"], [])]
     agents = [a["agent_id"] for a in d["worst_agents"][:TREND_AGENTS]]
     d["trend_by_completion"] = data.trend_by_completion(con, p, agents)
     d["trend_agents_by_lint"] = data.trend_agents_by_lint(con, [pt["nightly_id"] for pt in d["trend_by_lint"]["points"]], agents)

@@ -110,19 +110,20 @@ def write_texts(con, out: Path, manifest: dict, result: RunOutputs) -> None:
         result.texts_removed += 1
 
 
-def _failing_keys(con) -> list[tuple[str, str, str]]:
-    rows = data.execute(con, "failing_keys").fetchall()
+def _page_keys(con, p: data.Passes) -> list[tuple[str, str, str]]:
+    rows = data.execute(con, "failing_keys", nightly=p.nightly_id, lint=p.lint_id).fetchall()
     return [(r[0], slug(r[0]), _digest(*r[1:])) for r in rows]
 
 
 def write_pages(con, out: Path, p: data.Passes, meta: dict, manifest: dict, result: RunOutputs) -> None:
-    """index.html for every failing run; stale pages of runs that no longer fail are removed."""
+    """index.html for every failing run and every run with a warn finding; stale pages of runs
+    that no longer have one are removed."""
     version = _template_version()
     pages = manifest["pages"]
     runs_dir = out / "runs"
     current = {}
     todo = []
-    for inv, sl, key in _failing_keys(con):
+    for inv, sl, key in _page_keys(con, p):
         key = _digest(version, key)
         current[sl] = key
         if pages.get(sl) == key and (runs_dir / sl / "index.html").exists():

@@ -92,6 +92,12 @@ def test_a_warn_finding_is_listed_and_fails_nothing(second_night, monkeypatch, c
     assert "warning: GW2 in 1 run (1 finding; severity warn: fails nothing)" in stdout
     assert metric(out, 'groundwork_runs_changed{change="new"}') == 0
     assert 'rule="GW2"' in (out / "metrics" / "groundwork.prom").read_text(encoding="utf-8")  # still counted
+    # the fleet report lists it, linked to the run's page (written though the run passes)
+    fleet = (out / "fleet.html").read_text(encoding="utf-8")
+    warned = fleet.split('id="warnings-table"', 1)[1].split("</table>", 1)[0]
+    assert 'href="rules.html#GW2"' in warned and f'<a href="runs/{passing}/index.html">{passing}</a>' in warned
+    page = (out / "runs" / passing / "index.html").read_text(encoding="utf-8")
+    assert "GW2" in page and "span id" in page
     hint = next(line for line in stdout.splitlines() if line.startswith("  list them: "))[len("  list them: "):]
     argv = shlex.split(hint)
     assert argv[0] == "groundwork"
