@@ -85,7 +85,9 @@ class IngestResult:
     issues_by_kind: dict[str, int] = field(default_factory=dict)
     elapsed: float = 0.0
     scan: str = "full"  # or "quick" (ingests.scan)
-    changed_runs: list[str] = field(default_factory=list)  # loaded (new or replaced), gone missing or back, sorted
+    # the runs loaded (new or replaced), gone missing or back, sorted; None when more than
+    # CHANGED_NAMES (a list of every run of a large archive is what made the end of an ingest grow)
+    changed_runs: list[str] | None = field(default_factory=list)
 
     @property
     def issues_total(self) -> int:
@@ -582,10 +584,18 @@ class _Loader:
             # runs whose folder is gone (or no longer loadable) are kept, marked missing (a quick
             # scan: among the runs it looked at and those no longer listed, _quick_plan)
             missing_sql = getattr(self, "missing_sql", _MISSING_SQL)
-            self.flipped = [i for sql in missing_sql or () for (i,) in con.execute(sql).fetchall()]
+            self.flipped, any_flipped = [], False
+            for sql in missing_sql or ():
+                cur = con.execute(sql)
+                while rows := cur.fetchmany(LOOKUP):  # streamed: at most CHANGED_NAMES names kept
+                    any_flipped = True
+                    if self.flipped is not None:
+                        self.flipped.extend(i for (i,) in rows)
+                        if len(self.flipped) > CHANGED_NAMES:
+                            self.flipped = None
             # duplicate invocation ids among the runs on disk (computed over the whole warehouse;
             # a quick scan that changed no run keeps the last ones: the same runs, the same ids)
-            same = getattr(self, "quick", False) and not self.flipped and not result.runs_loaded
+            same = getattr(self, "quick", False) and not any_flipped and not result.runs_loaded
             archive_rows += [issue_row(self.ingest_id, inv, path, None, K.DUPLICATE_ID, msg, K.NONE) for inv, path, msg in (
                 con.execute(_KEPT_DUPLICATES_SQL, {"kind": K.DUPLICATE_ID}) if same else con.execute(CLAIMS_SQL)).fetchall()]
             self._replace_derived_issues(archive_rows, result)
@@ -810,13 +820,16 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
                 loader.take(res, result)
             loader.flush(result)
             loader.close_writer(result)
+        if slots is not None:
+            # every result is written: the slots' shared memory goes now, not after the index
+            # commit, finish and checkpoint (it was up to ~100 MB of this process's RSS there)
+            slots.close()
+            slots = None
         if index is not None:
             index.commit()
         schema_state = _load_schemas(loader, schemas_present)
         loader.finish(result, schema_state)
-        result.changed_runs = sorted(
-            {i for (i,) in loader.con.execute("SELECT invocation_id FROM runs WHERE ingest_id = ?", [ingest_id]).fetchall()}
-            | set(loader.flipped))
+        result.changed_runs = _changed_names(loader.con, ingest_id, loader.flipped)
         _checkpoint(loader.con)
     finally:
         if loader.writer is not None:  # an error above: stop the writer before leaving
@@ -833,6 +846,20 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
     if progress is not None:
         progress(loader.done, total)
     return result
+
+
+CHANGED_NAMES = 10_000  # IngestResult.changed_runs: names listed at most
+
+
+def _changed_names(con, ingest_id: int, flipped: list[str] | None) -> list[str] | None:
+    """IngestResult.changed_runs: the runs this ingest loaded and those ``flipped`` (missing or
+    back), sorted, or None when they are more than CHANGED_NAMES (then never fetched whole)."""
+    if flipped is None:
+        return None
+    names = [i for (i,) in con.execute(
+        "SELECT invocation_id FROM runs WHERE ingest_id = $id UNION SELECT unnest($flipped::VARCHAR[]) "
+        "ORDER BY 1 LIMIT $n", {"id": ingest_id, "flipped": flipped, "n": CHANGED_NAMES + 1}).fetchall()]
+    return names if len(names) <= CHANGED_NAMES else None
 
 
 def _checkpoint(con) -> None:
