@@ -827,6 +827,7 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
             slots = None
         if index is not None:
             index.commit()
+            result.issues_new += loader.index_issues_new
         schema_state = _load_schemas(loader, schemas_present)
         loader.finish(result, schema_state)
         result.changed_runs = _changed_names(loader.con, ingest_id, loader.flipped)
@@ -1229,10 +1230,16 @@ class _IndexLoad:
                 con.execute("INSERT INTO archive_files (path, size, mtime_ns, sha256, lines, tail_sha256) "
                             "VALUES (?, ?, ?, NULL, ?, ?)",
                             [INDEX_FILE, self.end, self.stat.st_mtime_ns, self.lines, hashlib.sha256(self.tail).hexdigest()])
+            new = to_arrow("ingest_issues", [issue_row(loader.ingest_id, None, p, line, kind, msg, K.NONE)
+                                             for p, line, kind, msg in loader.index_issues], ISSUE_FIELDS)
+            # the issues not stored before count as this ingest's (ingests.issues), as finish counts
+            # the other archive-level ones
+            loader.index_issues_new = _with_table(con, "_gw_new", new, lambda: con.execute(
+                "SELECT count(*) FROM _gw_new n WHERE NOT EXISTS (SELECT 1 FROM ingest_issues i WHERE "
+                "i.invocation_id IS NULL AND i.path = n.path AND i.line IS NOT DISTINCT FROM n.line "
+                "AND i.kind = n.kind AND i.message = n.message)").fetchall()[0][0])
             con.execute("DELETE FROM ingest_issues WHERE invocation_id IS NULL AND path = ?", [INDEX_FILE])
-            _insert(con, "ingest_issues", to_arrow("ingest_issues", [
-                issue_row(loader.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in loader.index_issues],
-                ISSUE_FIELDS))
+            _insert(con, "ingest_issues", new)
         con.execute("DROP TABLE IF EXISTS _gw_index_stage")
 
 
