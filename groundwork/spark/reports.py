@@ -24,6 +24,7 @@ from groundwork.core.warehouse import connect
 from groundwork.ingest.tables import RUN_TABLES, column_list
 from groundwork.reports.build import ReportResult, nightly_reports
 from groundwork.spark import tables as S
+from groundwork.spark.archive import ARCHIVE_TABLES, read_archive_table
 from groundwork.spark.ingest import SparkIngest, read_table
 
 
@@ -40,10 +41,14 @@ def _insert(con, table: str, data: pa.Table, columns: str) -> None:
 
 
 def load_warehouse(spark, out: str):
-    """An in-memory warehouse holding OUT's flat tables."""
+    """An in-memory warehouse holding OUT's flat tables and archive-level tables."""
     con = connect(":memory:")
     for table in RUN_TABLES:
         data = read_table(spark, out, table).drop(S.DATE).toArrow()
+        if data.num_rows:
+            _insert(con, table, data, column_list(table))
+    for table in ARCHIVE_TABLES:
+        data = read_archive_table(spark, out, table).toArrow()
         if data.num_rows:
             _insert(con, table, data, column_list(table))
     return con
