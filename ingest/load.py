@@ -39,20 +39,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from groundwork import __version__ as tool_version
-from groundwork.core.canonical import CanonicalisationError, content_hash
-from groundwork.core.errors import GroundworkError
 from groundwork.core.jsontext import MAX_LINE
 from groundwork.core.regular import NotRegularFile, open_regular, open_regular_file
 from groundwork.core.warehouse import cursor, memory_at_most, size_bytes
 
 from groundwork.ingest import issues as K
+from groundwork.ingest.archive import (CLAIMS_SQL, NOT_A_SCHEMA, index_blocks, index_duplicates, schema_file,
+                                       schema_name_ok)
 from groundwork.ingest.issues import Issues
-from groundwork.core.jsontext import decode_utf8, dumps_doc, loads, vstr
+from groundwork.core.jsontext import decode_utf8, loads, vstr
 from groundwork.ingest.parse import (ENVELOPE, FILE_FIELDS, GROUNDING, ISSUE_FIELDS, REQUEST, SOURCES, SPANS as SPANS_FILE,
                                      PARSER_VERSION, issue_row, issue_rows, parse_run,
                                      stand_in_run)
 from groundwork.ingest.scan import (INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name, inside,
-                                    read_entry)
+                                    read_entry, split_lines)
 from groundwork.ingest.runs_folder import check_runs_dir
 from groundwork.ingest.tables import RUN_TABLES, column_list, to_arrow
 from groundwork.ingest.shm import Slots
@@ -67,7 +67,6 @@ BATCH_RUNS = 5000     # runs per transaction (each commit serialises its rows in
 BATCH_ROWS = 150_000  # or fewer when the runs are large
 BATCH_BYTES = 96 << 20  # or fewer when their rows are large (5,000 synthetic runs: ~44 MB of Arrow IPC), so
                         # a few huge runs are held and refused (write_batch) in small batches
-INDEX_LINES = 2000    # invocations.jsonl lines per worker task
 
 
 @dataclass
@@ -86,7 +85,9 @@ class IngestResult:
     issues_by_kind: dict[str, int] = field(default_factory=dict)
     elapsed: float = 0.0
     scan: str = "full"  # or "quick" (ingests.scan)
-    changed_runs: list[str] = field(default_factory=list)  # loaded (new or replaced), gone missing or back, sorted
+    # the runs loaded (new or replaced), gone missing or back, sorted; None when more than
+    # CHANGED_NAMES (a list of every run of a large archive is what made the end of an ingest grow)
+    changed_runs: list[str] | None = field(default_factory=list)
 
     @property
     def issues_total(self) -> int:
@@ -465,29 +466,6 @@ _MISSING_SQL = (
     "UPDATE runs SET missing = false WHERE missing IS DISTINCT FROM false "
     "AND EXISTS (SELECT 1 FROM _gw_seen s WHERE s.invocation_id = runs.invocation_id) RETURNING invocation_id",
 )
-_DUPLICATES_SQL = """
-WITH present AS (SELECT invocation_id, run_path, envelope_invocation_id FROM runs
-                 WHERE NOT missing AND envelope_invocation_id IS NOT NULL),
-     -- two folders claim one id only if one of them has an envelope id not its
-     -- name: the ids claimed by such folders are the only candidates (memory
-     -- follows their number, not the archive's)
-     odd AS (SELECT DISTINCT envelope_invocation_id AS claimed FROM present
-             WHERE envelope_invocation_id <> invocation_id),
-     claims AS (SELECT envelope_invocation_id AS claimed, invocation_id FROM present
-                WHERE envelope_invocation_id IN (SELECT claimed FROM odd)
-                UNION SELECT invocation_id AS claimed, invocation_id FROM present
-                WHERE invocation_id IN (SELECT claimed FROM odd))
-SELECT p.invocation_id, p.run_path || '/envelope.json',
-       -- an envelope without an invocation_id (absent or null; its str() is None) says so
-       CASE WHEN (SELECT coalesce(json_type(e.envelope_json, '$.invocation_id'), 'NULL') = 'NULL'
-                  FROM runs e WHERE e.invocation_id = p.invocation_id)
-            THEN 'the envelope has no invocation_id, nor have the envelopes of folder(s) '
-            ELSE 'invocation_id ' || p.envelope_invocation_id || ' is also claimed by folder(s) ' END ||
-       string_agg(c.invocation_id, ', ' ORDER BY c.invocation_id)
-FROM present p JOIN claims c ON c.claimed = p.envelope_invocation_id AND c.invocation_id <> p.invocation_id
-WHERE p.envelope_invocation_id IN (SELECT claimed FROM odd)
-GROUP BY p.invocation_id, p.run_path, p.envelope_invocation_id
-"""
 # the same for a quick scan: the runs it looked at and those no longer listed (_gw_looked) only
 _QUICK_MISSING_SQL = ("""
 UPDATE runs SET missing = NOT missing WHERE invocation_id IN (
@@ -606,12 +584,20 @@ class _Loader:
             # runs whose folder is gone (or no longer loadable) are kept, marked missing (a quick
             # scan: among the runs it looked at and those no longer listed, _quick_plan)
             missing_sql = getattr(self, "missing_sql", _MISSING_SQL)
-            self.flipped = [i for sql in missing_sql or () for (i,) in con.execute(sql).fetchall()]
+            self.flipped, any_flipped = [], False
+            for sql in missing_sql or ():
+                cur = con.execute(sql)
+                while rows := cur.fetchmany(LOOKUP):  # streamed: at most CHANGED_NAMES names kept
+                    any_flipped = True
+                    if self.flipped is not None:
+                        self.flipped.extend(i for (i,) in rows)
+                        if len(self.flipped) > CHANGED_NAMES:
+                            self.flipped = None
             # duplicate invocation ids among the runs on disk (computed over the whole warehouse;
             # a quick scan that changed no run keeps the last ones: the same runs, the same ids)
-            same = getattr(self, "quick", False) and not self.flipped and not result.runs_loaded
+            same = getattr(self, "quick", False) and not any_flipped and not result.runs_loaded
             archive_rows += [issue_row(self.ingest_id, inv, path, None, K.DUPLICATE_ID, msg, K.NONE) for inv, path, msg in (
-                con.execute(_KEPT_DUPLICATES_SQL, {"kind": K.DUPLICATE_ID}) if same else con.execute(_DUPLICATES_SQL)).fetchall()]
+                con.execute(_KEPT_DUPLICATES_SQL, {"kind": K.DUPLICATE_ID}) if same else con.execute(CLAIMS_SQL)).fetchall()]
             self._replace_derived_issues(archive_rows, result)
             if self.index_missing:
                 con.execute("DELETE FROM invocation_index")
@@ -834,13 +820,17 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
                 loader.take(res, result)
             loader.flush(result)
             loader.close_writer(result)
+        if slots is not None:
+            # every result is written: the slots' shared memory goes now, not after the index
+            # commit, finish and checkpoint (it was up to ~100 MB of this process's RSS there)
+            slots.close()
+            slots = None
         if index is not None:
             index.commit()
+            result.issues_new += loader.index_issues_new
         schema_state = _load_schemas(loader, schemas_present)
         loader.finish(result, schema_state)
-        result.changed_runs = sorted(
-            {i for (i,) in loader.con.execute("SELECT invocation_id FROM runs WHERE ingest_id = ?", [ingest_id]).fetchall()}
-            | set(loader.flipped))
+        result.changed_runs = _changed_names(loader.con, ingest_id, loader.flipped)
         _checkpoint(loader.con)
     finally:
         if loader.writer is not None:  # an error above: stop the writer before leaving
@@ -857,6 +847,20 @@ def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, p
     if progress is not None:
         progress(loader.done, total)
     return result
+
+
+CHANGED_NAMES = 10_000  # IngestResult.changed_runs: names listed at most
+
+
+def _changed_names(con, ingest_id: int, flipped: list[str] | None) -> list[str] | None:
+    """IngestResult.changed_runs: the runs this ingest loaded and those ``flipped`` (missing or
+    back), sorted, or None when they are more than CHANGED_NAMES (then never fetched whole)."""
+    if flipped is None:
+        return None
+    names = [i for (i,) in con.execute(
+        "SELECT invocation_id FROM runs WHERE ingest_id = $id UNION SELECT unnest($flipped::VARCHAR[]) "
+        "ORDER BY 1 LIMIT $n", {"id": ingest_id, "flipped": flipped, "n": CHANGED_NAMES + 1}).fetchall()]
+    return names if len(names) <= CHANGED_NAMES else None
 
 
 def _checkpoint(con) -> None:
@@ -1177,24 +1181,13 @@ class _IndexLoad:
         if self.stat is None:
             return
         issues = self.loader.index_issues
-        buf = []
         try:
             with open_regular_file(self.path) as fh:
                 fh.seek(self.offset)
-                for line_no, raw in enumerate(_lines(fh, self), self.first_line):
-                    if isinstance(raw, int):  # a line over MAX_LINE bytes, dropped as it streamed by
-                        issues.append((INDEX_FILE, line_no, K.LINE_TOO_LONG,
-                                       f"line is {raw:,} bytes, over {MAX_LINE // (1 << 20)} MiB; not loaded"))
-                        continue
-                    buf.append((line_no, raw))
-                    if len(buf) >= INDEX_LINES:
-                        yield buf
-                        buf = []
+                yield from index_blocks(_lines(fh, self), self.first_line, issues)
         except OSError as exc:
             issues.append((INDEX_FILE, None, K.UNREADABLE, f"cannot read: {exc.strerror or exc}"))
             self.stat = None
-        if buf:
-            yield buf
 
     def appended_ids(self) -> list[str]:
         """The invocation ids in the lines after the loaded prefix (none when the file is read
@@ -1229,27 +1222,24 @@ class _IndexLoad:
             # staged in line order (the index's blocks are the first tasks, their results taken
             # and written in order): no sort, whose memory would grow with the index
             con.execute(f"INSERT INTO invocation_index ({cols}) SELECT {cols} FROM _gw_index_stage")
-            # the same invocation id on two lines (in SQL: memory stays flat however long the index is;
-            # an aggregate, not a window, which would hold every row); when appending, those of the
-            # earlier lines are among the stored issues already
-            loader.index_issues.extend(
-                (INDEX_FILE, line, K.DUPLICATE_ID, f"invocation_id {inv} already indexed on line {first}")
-                for line, inv, first in con.execute("""
-                    SELECT i.line_no, i.invocation_id, d.first FROM invocation_index i JOIN (
-                        SELECT invocation_id, min(line_no) AS first FROM invocation_index
-                        WHERE invocation_id IS NOT NULL GROUP BY invocation_id HAVING count(*) > 1) d
-                      ON d.invocation_id = i.invocation_id
-                    WHERE i.line_no > d.first AND i.line_no >= $from ORDER BY i.line_no""",
-                    {"from": self.first_line}).fetchall())
+            # the same invocation id on two lines; when appending, those of the earlier lines are
+            # among the stored issues already
+            loader.index_issues.extend(index_duplicates(con, self.first_line))
             con.execute("DELETE FROM archive_files WHERE path = ?", [INDEX_FILE])
             if self.stat is not None:
                 con.execute("INSERT INTO archive_files (path, size, mtime_ns, sha256, lines, tail_sha256) "
                             "VALUES (?, ?, ?, NULL, ?, ?)",
                             [INDEX_FILE, self.end, self.stat.st_mtime_ns, self.lines, hashlib.sha256(self.tail).hexdigest()])
+            new = to_arrow("ingest_issues", [issue_row(loader.ingest_id, None, p, line, kind, msg, K.NONE)
+                                             for p, line, kind, msg in loader.index_issues], ISSUE_FIELDS)
+            # the issues not stored before count as this ingest's (ingests.issues), as finish counts
+            # the other archive-level ones
+            loader.index_issues_new = _with_table(con, "_gw_new", new, lambda: con.execute(
+                "SELECT count(*) FROM _gw_new n WHERE NOT EXISTS (SELECT 1 FROM ingest_issues i WHERE "
+                "i.invocation_id IS NULL AND i.path = n.path AND i.line IS NOT DISTINCT FROM n.line "
+                "AND i.kind = n.kind AND i.message = n.message)").fetchall()[0][0])
             con.execute("DELETE FROM ingest_issues WHERE invocation_id IS NULL AND path = ?", [INDEX_FILE])
-            _insert(con, "ingest_issues", to_arrow("ingest_issues", [
-                issue_row(loader.ingest_id, None, p, line, kind, msg, K.NONE) for p, line, kind, msg in loader.index_issues],
-                ISSUE_FIELDS))
+            _insert(con, "ingest_issues", new)
         con.execute("DROP TABLE IF EXISTS _gw_index_stage")
 
 
@@ -1257,34 +1247,14 @@ _ID_MEMBER = re.compile(rb'"invocation_id":"([0-9A-Za-z._-]{1,200})"')
 
 
 def _lines(fh, seen: "_IndexLoad | None" = None):
-    """Yield the raw lines of a binary file (split on b"\\n", as line iteration does), telling
-    ``seen`` every block read. A line over MAX_LINE bytes is never held whole: its length (an
-    int) is yielded instead."""
-    rest: list[bytes] | None = []  # the pieces of the current line, None once it is too long
-    rest_len = 0
-    while True:
-        block = fh.read(1 << 20)
-        if not block:
-            break
-        if seen is not None:
-            seen.update(block)
-        first = block.find(b"\n")
-        if first < 0:
-            rest_len += len(block)
-            if rest is not None:
-                if rest_len <= MAX_LINE:
-                    rest.append(block)
-                else:
-                    rest = None
-            continue
-        parts = block.split(b"\n")
-        head = parts[0]
-        rest_len += len(head)
-        yield b"".join(rest) + head if rest is not None and rest_len <= MAX_LINE else rest_len
-        yield from parts[1:-1]  # each shorter than the block
-        rest, rest_len = [parts[-1]], len(parts[-1])
-    if rest_len:
-        yield b"".join(rest) if rest is not None and rest_len <= MAX_LINE else rest_len
+    """The raw lines of a binary file (scan.split_lines: a line over MAX_LINE bytes is never held
+    whole, its length is yielded instead), telling ``seen`` every block read."""
+    def blocks():
+        while block := fh.read(1 << 20):
+            if seen is not None:
+                seen.update(block)
+            yield block
+    return split_lines(blocks())
 
 
 # the columns of _load_schemas' rows and files, in their order
@@ -1313,38 +1283,22 @@ def _load_schemas(loader: _Loader, present: bool):
         if os.path.islink(path) and not inside(loader.root_real, path):
             loader.archive_issues.add(rel, None, K.SYMLINK_OUTSIDE, "symlink leading outside the archive; not read")
             continue
-        digest = name[:-5] if name.endswith(".json") else None
-        if digest is None or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
-            loader.archive_issues.add(rel, None, K.UNEXPECTED_ENTRY, "not a <64-hex digest>.json class schema; ignored")
+        if not schema_name_ok(name):
+            loader.archive_issues.add(rel, None, *NOT_A_SCHEMA)
             continue
         try:
             with open_regular_file(path) as fh:  # a FIFO, device or socket: refused, never waited on
                 st = os.fstat(fh.fileno())
                 data = fh.read(MAX_LINE + 1)
-            if len(data) > MAX_LINE:
-                loader.archive_issues.add(rel, None, K.TOO_LARGE, f"over {MAX_LINE // (1 << 20)} MiB; not read")
-                continue
         except OSError as exc:
             loader.archive_issues.add(rel, None, K.UNREADABLE, f"cannot read: {exc.strerror or exc}")
             continue
-        files.append((rel, st.st_size, st.st_mtime_ns, hashlib.sha256(data).hexdigest()))
-        issues = Issues()
-        text, problems = decode_utf8(data)
-        for p in problems:
-            issues.add(rel, p.line, p.kind, p.message)
-        try:
-            doc = loads(text)
-        except (ValueError, RecursionError) as exc:
-            issues.add(rel, getattr(exc, "lineno", None), K.MALFORMED_JSON, f"invalid JSON ({exc})")
-            rows.append((digest, None, None))
-        else:
-            try:
-                computed = content_hash("dd-json-document-v1", doc)
-            except CanonicalisationError:
-                computed = None
-            rows.append((digest, computed, dumps_doc(doc)))
-        for path_, line, kind, msg, _effect in issues.items:
-            loader.archive_issues.add(path_, line, kind, msg)
+        row, issues = schema_file(name, rel, len(data), data)
+        if row is not None:
+            files.append((rel, st.st_size, st.st_mtime_ns, hashlib.sha256(data).hexdigest()))
+            rows.append(row)
+        for issue in issues:
+            loader.archive_issues.add(*issue)
     return rows, files
 
 
@@ -1406,9 +1360,7 @@ def ingest_runs(con: duckdb.DuckDBPyConnection, runs_dir, names) -> IngestResult
     schemas, runs whose folder is gone, and the issues of the root and of rejected folders are the
     next full ingest's (a rejected folder is only counted).
     """
-    root = Path(runs_dir)
-    if not root.is_dir():
-        raise GroundworkError(f"{runs_dir} is not a directory (expected the run store's runs/ folder)")
+    root = check_runs_dir(runs_dir)
     wanted = list(dict.fromkeys(names))
     t0 = time.monotonic()
     with _transaction(con):

@@ -219,10 +219,11 @@ def _read_fd(fd: int, f: FileEntry, size: int) -> None:
 
 class _blocks:
     """The blocks of an open file, ``first`` (already read) first, hashed into ``h`` as they go;
-    ``total`` counts the bytes."""
+    ``total`` counts the bytes, ``ends_newline`` whether the last block ends with b"\\n"."""
 
     def __init__(self, fd: int, first: bytes, h):
         self.fd, self.first, self.h, self.total = fd, first, h, 0
+        self.ends_newline = False
 
     def __iter__(self):
         block = self.first
@@ -230,58 +231,60 @@ class _blocks:
         while block:
             self.h.update(block)
             self.total += len(block)
+            self.ends_newline = block.endswith(b"\n")
             yield block
             block = os.read(self.fd, BLOCK)
 
 
-def _read_lines(blocks, f: FileEntry) -> None:
-    """spans.jsonl read block by block: lines up to MAX_LINE bytes are kept, a longer one is
-    dropped as it streams by (an empty line, which the reader skips, keeps its place and the
-    line numbers after it) and noted in ``f.long_lines``; more than MAX_SPANS bytes kept -> none
-    are (``f.error``)."""
-    out: list[bytes] | None = []
-    kept = 0
-    line: list[bytes] | None = []  # the current line's pieces, None once it is over MAX_LINE
-    line_len = 0
-    long: list[tuple[int, int]] = []
-
-    def end_line(piece: bytes, newline: bool) -> None:
-        nonlocal kept, line, line_len
-        line_len += len(piece)
-        if line is not None and line_len <= MAX_LINE:
-            text = b"".join(line) + piece if line else piece
-        else:
-            long.append((kept, line_len))
-            text = b""
-        if newline:
-            text += b"\n"
-        if out is not None:
-            out.append(text)
-        kept += len(text)
-        line, line_len = [], 0
-
+def split_lines(blocks):
+    """The lines of a stream of byte ``blocks``, split on b"\\n" as line iteration does (each
+    without its newline; the last one only when the stream does not end with a newline). A
+    line over MAX_LINE bytes is never held whole: its length (an int) is yielded instead.
+    (The one bounded line splitter: spans.jsonl here, runs/invocations.jsonl in ingest/load.py.)"""
+    rest: list[bytes] | None = []  # the pieces of the current line, None once it is too long
+    rest_len = 0
     for block in blocks:
         first = block.find(b"\n")
         if first < 0:
-            line_len += len(block)
-            if line is not None:
-                if line_len <= MAX_LINE:
-                    line.append(block)
+            rest_len += len(block)
+            if rest is not None:
+                if rest_len <= MAX_LINE:
+                    rest.append(block)
                 else:
-                    line = None  # over the bound: not held
+                    rest = None  # over the bound: not held
             continue
-        end_line(block[:first], True)
-        last = block.rfind(b"\n")
-        if last > first:  # whole lines inside one block: each shorter than MAX_LINE
-            middle = block[first + 1:last + 1]
-            if out is not None:
-                out.append(middle)
-            kept += len(middle)
-        line, line_len = [block[last + 1:]], len(block) - last - 1
-        if out is not None and kept > MAX_SPANS:
+        parts = block.split(b"\n")
+        head = parts[0]
+        rest_len += len(head)
+        yield b"".join(rest) + head if rest is not None and rest_len <= MAX_LINE else rest_len
+        yield from parts[1:-1]  # each shorter than the block
+        rest, rest_len = [parts[-1]], len(parts[-1])
+    if rest_len:
+        yield b"".join(rest) if rest is not None and rest_len <= MAX_LINE else rest_len
+
+
+def _read_lines(blocks: _blocks, f: FileEntry) -> None:
+    """spans.jsonl read block by block (``split_lines``): lines up to MAX_LINE bytes are kept, a
+    longer one is dropped as it streams by (an empty line, which the reader skips, keeps its
+    place and the line numbers after it) and noted in ``f.long_lines``; more than MAX_SPANS
+    bytes kept -> none are (``f.error``)."""
+    out: list[bytes] | None = []
+    kept = 0
+    long: list[tuple[int, int]] = []
+    for line in split_lines(blocks):
+        if isinstance(line, int):
+            long.append((kept, line))
+            line = b""
+        if out is not None:
+            out.append(line)
+            out.append(b"\n")
+        kept += len(line) + 1
+        if out is not None and kept > MAX_SPANS + 1:
             out = None
-    if line_len or (line is None):
-        end_line(b"", False)
+    if kept and not blocks.ends_newline:  # the last line has no newline
+        kept -= 1
+        if out is not None:
+            out.pop()
     if out is not None and kept > MAX_SPANS:
         out = None
     f.long_lines = long or None

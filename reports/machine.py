@@ -13,6 +13,7 @@ a failure's message.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import orjson
@@ -111,9 +112,22 @@ def jsonl(con, p: data.Passes, path: Path) -> Path:
     return path
 
 
-def write(con, out: Path, p: data.Passes, totals: dict, meta: dict) -> list[Path]:
-    return [
-        write_atomic(out / "junit.xml", junit(con, p, meta).encode("utf-8")),
-        write_atomic(out / "metrics" / "groundwork.prom", prometheus(con, p, totals, meta).encode("utf-8")),
-        jsonl(con, p, out / "violations.jsonl"),
-    ]
+METRICS_FILE = Path("metrics") / "groundwork.prom"
+
+
+def write_metrics(con, out: Path, p: data.Passes, totals: dict, meta: dict) -> Path:
+    """metrics/groundwork.prom, whose last-success timestamp is now: written only once the
+    nightly has succeeded (``meta.started_epoch`` gives the duration)."""
+    now = time.time()
+    meta = dict(meta, finished_epoch=round(now, 3), duration_seconds=round(now - meta.get("started_epoch", now), 3))
+    return write_atomic(out / METRICS_FILE, prometheus(con, p, totals, meta).encode("utf-8"))
+
+
+def write(con, out: Path, p: data.Passes, totals: dict, meta: dict, *, metrics: bool = True) -> list[Path]:
+    """junit.xml, violations.jsonl and (unless ``metrics`` is False: the caller writes it once
+    the nightly has finished, ``write_metrics``) the metrics textfile."""
+    files = [write_atomic(out / "junit.xml", junit(con, p, meta).encode("utf-8")),
+             jsonl(con, p, out / "violations.jsonl")]
+    if metrics:
+        files.insert(1, write_metrics(con, out, p, totals, meta))
+    return files

@@ -24,7 +24,6 @@ from pathlib import Path
 
 import duckdb
 
-from groundwork import __version__
 from groundwork.checks.lint import lint_warehouse
 from groundwork.checks.store import keep_derived
 from groundwork.checks.verify import verify_warehouse
@@ -33,7 +32,7 @@ from groundwork.core.warehouse import DEFAULT_PATH, connect
 from groundwork.ingest import ingest_archive, parsers
 from groundwork.ingest.runs_folder import check_runs_dir
 from groundwork.reports import data as rdata
-from groundwork.reports.build import build_reports
+from groundwork.reports.build import nightly_reports
 
 
 @dataclass
@@ -219,33 +218,11 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
             # previous finished nightly's.
             con.execute("UPDATE nightlies SET ingest_id = ?, lint_id = ?, verify_id = ? WHERE nightly_id = ?",
                         [ingest_id, lint_id, verify_id, nid])
-            rdata.record_severities(con, nid, severities)
-            p = rdata.nightly_passes(con, nid, ingest_id)
-            meta = {
-                "tool_version": __version__,
-                "nightly_id": nid,
-                "generated_at": _utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "runs_dir": str(runs_dir.resolve()),
-                "out_dir": str(out.resolve()),
-                "warehouse": str(warehouse),
-                "sources": None if sources is None else str(sources.resolve()),
-                "baseline_nightly_id": p.baseline_nightly_id,
-                "started_epoch": started,
-            }
-            # Counts first (the trend chart shows this nightly too), exit status last.
-            with phase("build_state"):
-                rdata.build_state(con, p)
-                totals = rdata.totals(con, p)
-                warned = rdata.warnings(con, p)
-            con.execute(
-                "UPDATE nightlies SET baseline_nightly_id = ?, baseline_lint_id = ?, baseline_verify_id = ?, "
-                "runs_failing = ?, new_failing = ?, resolved = ?, still_failing = ? WHERE nightly_id = ?",
-                [p.baseline_nightly_id, p.baseline_lint_id, p.baseline_verify_id,
-                 totals["runs_failing"], totals["new_failing"], totals["resolved"], totals["still_failing"], nid],
-            )
             try:
-                with phase("reports"):
-                    reports = build_reports(con, out, p, meta, state_ready=True)
+                reports = nightly_reports(
+                    con, out, nightly_id=nid, ingest_id=ingest_id, generated_at=_utcnow(), runs_dir=str(runs_dir.resolve()),
+                    warehouse=str(warehouse), sources=None if sources is None else str(sources.resolve()),
+                    started_epoch=started, severities=severities, phase=phase)
             except OSError as exc:
                 raise GroundworkError(f"cannot write the reports to {out}: {exc.strerror or exc}") from None
             status = 1 if reports.totals["new_failing"] else 0
@@ -262,6 +239,11 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
             # reads exit_status). One killed before this line has none, so the next nightly compares
             # with the same baseline as this one and reports the same new failures.
             con.execute("UPDATE nightlies SET finished_at = ?, exit_status = ? WHERE nightly_id = ?", [_utcnow(), status, nid])
+            # Only a finished nightly claims success: the metrics textfile's last-success timestamp.
+            try:
+                reports.publish_metrics()
+            except OSError as exc:
+                raise GroundworkError(f"cannot write the metrics to {out}: {exc.strerror or exc}") from None
         except BaseException as exc:
             msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             try:
@@ -277,4 +259,4 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
     phase.cpu["total"] = time.process_time() - started_cpu
     return NightlyResult(exit_status=status, nightly_id=nid, out_dir=out, fleet_html=reports.fleet_html,
                          totals=reports.totals, ingest=ingest, lint=lint, verify=verify, reports=reports,
-                         seconds=phase.seconds, cpu=phase.cpu, severities=severities, warnings=warned)
+                         seconds=phase.seconds, cpu=phase.cpu, severities=severities, warnings=reports.warnings)

@@ -12,8 +12,10 @@
    reparsed run are written again (their other runs' rows kept as they were); a run whose folder
    is gone keeps its rows, marked ``missing`` (as locally).
 
-Archive-level entries (invocations.jsonl, schemas/, files in the archive root) are not loaded:
-no rule reads them. Spark's file listing skips names starting with ``.`` or ``_``.
+5. The archive-level inputs (invocations.jsonl, schemas/, ids claimed by two folders) go to
+   OUT/archive/ (groundwork/spark/archive.py), recomputed at every run. Other files in the
+   archive root are not reported (the local ingest's unexpected-entry issues). Spark's file
+   listing skips names starting with ``.`` or ``_``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from groundwork.ingest.parse import parse_files
 from groundwork.ingest.scan import SCHEMAS_DIR
 from groundwork.ingest.tables import COLUMNS, RUN_TABLES
 from groundwork.spark import tables as S
+from groundwork.spark.archive import load_archive_level
 from groundwork.spark.fs import Store, glob_escaped
 
 STATE = (S.STATE_DIR, "runs")
@@ -52,6 +55,7 @@ class SparkIngest:
     runs_unchanged: int = 0
     runs_missing: int = 0
     parsed: tuple[str, ...] = ()
+    archive_issues: int = 0  # OUT/archive/ingest_issues rows (the index, schemas/, ids claimed twice)
     seconds: float = 0.0
 
 
@@ -172,6 +176,9 @@ def ingest_archive(spark, runs: str, out: str) -> SparkIngest:
         listing.unpersist()
     if target.exists(*STATE):
         result.runs_missing = spark.read.schema(STATE_SCHEMA).parquet(target.path(*STATE)).where("missing").count()
+    run_table = read_table(spark, out, "runs") if target.exists(S.TABLES_DIR, "runs") else \
+        spark.createDataFrame([], S.stored_schema("runs"))
+    result.archive_issues = load_archive_level(spark, runs, out, ingest_id, run_table)
     result.seconds = time.monotonic() - t0
     return result
 

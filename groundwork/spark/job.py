@@ -4,6 +4,8 @@ per-run texts and the nightly's reports), on any Spark master, or under spark-su
 Layout of OUT (any path Spark writes: local, hdfs://, s3a://):
     tables/<table>/completed_date=<day>/   the flat run tables (Parquet)
     state/runs/                            what was parsed: a fingerprint per run folder
+    archive/<table>/                       invocation_index, class_schemas and the archive-level
+                                           ingest_issues (index, schemas/, ids claimed twice)
     verdicts/                              one row per run: lint_status, grounding_txt,
                                            sources_status, sources_txt, ...
     violations/                            one row per violation: invocation_id, check

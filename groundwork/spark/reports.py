@@ -3,9 +3,9 @@
 OUT's Parquet (the flat tables, OUT/verdicts/, OUT/violations/) is loaded into an in-memory
 DuckDB warehouse with the warehouse schema; the Spark verdicts are recorded there as one lint and
 one verify pass by the checks' own history writers (lint.record_lint, verify.record_history),
-a nightlies row names them, and reports.build.build_reports renders every file of the nightly:
-fleet.html, failing pages, run pages, summary.md/json, junit.xml, the Prometheus textfile and
-violations.jsonl. A fresh warehouse has no earlier nightly, so every failing run is new (as in a
+a nightlies row names them, and reports.build.nightly_reports (the local nightly's report
+phase) renders every file of the nightly: fleet.html, failing pages, run pages, summary.md/json,
+junit.xml, the Prometheus textfile (once the nightlies row is finished) and violations.jsonl. A fresh warehouse has no earlier nightly, so every failing run is new (as in a
 first local nightly).
 """
 
@@ -23,8 +23,9 @@ from groundwork.checks import lint, rules as rules_mod, verify
 from groundwork.core.warehouse import connect
 from groundwork.ingest.tables import RUN_TABLES, column_list
 from groundwork.reports import data as rdata
-from groundwork.reports.build import ReportResult, build_reports
+from groundwork.reports.build import ReportResult, nightly_reports
 from groundwork.spark import tables as S
+from groundwork.spark.archive import ARCHIVE_TABLES, read_archive_table
 from groundwork.spark.ingest import SparkIngest, read_table
 
 
@@ -41,10 +42,14 @@ def _insert(con, table: str, data: pa.Table, columns: str) -> None:
 
 
 def load_warehouse(spark, out: str):
-    """An in-memory warehouse holding OUT's flat tables."""
+    """An in-memory warehouse holding OUT's flat tables and archive-level tables."""
     con = connect(":memory:")
     for table in RUN_TABLES:
         data = read_table(spark, out, table).drop(S.DATE).toArrow()
+        if data.num_rows:
+            _insert(con, table, data, column_list(table))
+    for table in ARCHIVE_TABLES:
+        data = read_archive_table(spark, out, table).toArrow()
         if data.num_rows:
             _insert(con, table, data, column_list(table))
     return con
@@ -113,20 +118,14 @@ def build(spark, out: str, report_dir, *, runs_dir: str, sources=None, ingest: S
         nid = 1
         con.execute("INSERT INTO nightlies (nightly_id, started_at, runs_dir, out_dir, ingest_id, lint_id, verify_id) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?)", [nid, started, runs_dir, str(report_dir), ingest_id, lint_id, verify_id])
-        rdata.record_severities(con, nid, rdata.finding_severities())  # the defaults, as a local nightly's
-        p = rdata.nightly_passes(con, nid, ingest_id)
-        meta = {"tool_version": __version__, "nightly_id": nid, "generated_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                "runs_dir": runs_dir, "out_dir": str(report_dir), "warehouse": out,
-                "sources": None if sources is None else str(Path(sources).resolve()),
-                "baseline_nightly_id": p.baseline_nightly_id, "started_epoch": started_epoch or time.time()}
-        rdata.build_state(con, p)
-        totals = rdata.totals(con, p)
-        con.execute("UPDATE nightlies SET runs_failing = ?, new_failing = ?, resolved = ?, still_failing = ? "
-                    "WHERE nightly_id = ?", [totals["runs_failing"], totals["new_failing"], totals["resolved"],
-                                             totals["still_failing"], nid])
-        reports = build_reports(con, Path(report_dir), p, meta, state_ready=True)
+        reports = nightly_reports(con, Path(report_dir), nightly_id=nid, ingest_id=ingest_id, generated_at=started,
+                                  runs_dir=runs_dir, warehouse=out,
+                                  sources=None if sources is None else str(Path(sources).resolve()),
+                                  started_epoch=started_epoch or time.time(),
+                                  severities=rdata.finding_severities())  # the defaults
         con.execute("UPDATE nightlies SET finished_at = ?, exit_status = ? WHERE nightly_id = ?",
                     [_now(), 1 if reports.totals["new_failing"] else 0, nid])
+        reports.publish_metrics()
         return reports
     finally:
         con.close()

@@ -18,6 +18,7 @@ TABLES_DIR = "tables"
 STATE_DIR = "state"
 VERDICTS_DIR = "verdicts"
 VIOLATIONS_DIR = "violations"
+ARCHIVE_DIR = "archive"  # OUT/archive/<table>/: invocation_index, class_schemas, the archive-level ingest_issues
 
 _TYPES = {
     pa.string(): T.StringType(), pa.int32(): T.IntegerType(), pa.int64(): T.LongType(),

@@ -4,7 +4,8 @@ One archive — the corpus, a synthetic archive in which every rule fires, and t
 catalogue (damaged copies of a corpus run) — is judged twice: by the local nightly (DuckDB) and by
 the Spark job, in-process through the same entry point spark-submit runs (one session for the
 module, local[2]). Every verdict, message, grounding.txt and sources.txt must be equal (and the
-workbench's own on the corpus); the ingest_issues the same; the nightly's report files the same;
+workbench's own on the corpus); the ingest_issues the same (the archive-level ones too: a damaged
+index and schemas/, an id claimed by two folders), and the index and class schemas tables; the nightly's report files the same;
 a rerun after adding runs parses only those; and the README's spark-submit line works.
 
 Needs pyspark >= 4.1 and Java 17+ (pip install -e '.[test,spark]'); without them the tests fail
@@ -78,6 +79,15 @@ def build_archive(base: Path) -> tuple[Path, Path, dict]:
         (runs / inv / "envelope.json").write_text(json.dumps(env, indent=2), encoding="utf-8")
         damage(runs / inv)
         damaged[inv] = name
+    # the archive-level inputs: the index (the synthetic runs' lines, then bad ones), the class
+    # schemas (with a bad name and a malformed one), and a folder claiming another's id
+    index = (base / "synth" / "runs" / "invocations.jsonl").read_bytes()
+    first = index.split(b"\n", 1)[0]
+    (runs / "invocations.jsonl").write_bytes(index + b"{not json\n[1, 2]\n" + first + b"\n" + first[:-1] + b" \xff}\n")
+    shutil.copytree(base / "synth" / "runs" / "schemas", runs / "schemas")
+    (runs / "schemas" / "notes.txt").write_text("not a schema", encoding="utf-8")
+    (runs / "schemas" / f"{'ab' * 32}.json").write_text("{", encoding="utf-8")
+    shutil.copytree(original, runs / "01a22a33-0000-7000-8000-c1a1med00000")  # the envelope's id is another folder's
     # the sources.yaml of the synthetic archive pins its copies; the corpus's runs cite other refs
     return runs, base / "synth" / "sources.yaml", damaged
 
@@ -101,8 +111,10 @@ def judged(tmp_path_factory):
         verdicts = {r.invocation_id: r.asDict() for r in spark.read.parquet(str(base / "out" / "verdicts")).collect()}
         violations = [r.asDict() for r in spark.read.parquet(str(base / "out" / "violations")).collect()]
         issues = [r.asDict() for r in spark.read.parquet(str(base / "out" / "tables" / "ingest_issues")).collect()]
+        archive_issues = [r.asDict() for r in spark.read.parquet(str(base / "out" / "archive" / "ingest_issues")).collect()]
         yield {"base": base, "runs": runs, "sources": sources, "damaged": damaged, "local": local, "code": code,
-               "verdicts": verdicts, "violations": violations, "issues": issues, "spark": spark}
+               "verdicts": verdicts, "violations": violations, "issues": issues, "archive_issues": archive_issues,
+               "spark": spark}
     finally:
         spark.stop()
         if tz is None:
@@ -153,18 +165,41 @@ def test_texts_are_written_per_run(judged):
             assert (path.read_bytes().decode("utf-8") if path.exists() else None) == row[key]
 
 
-def test_bad_input_gives_the_same_ingest_issues(judged):
+def _local(sql: str, judged) -> list[tuple]:
     con = __import__("duckdb").connect(str(judged["base"] / "local.duckdb"), read_only=True)
     try:
-        local = con.execute("SELECT invocation_id, path, line, kind, message, effect FROM ingest_issues "
-                            "WHERE invocation_id IS NOT NULL").fetchall()
+        return con.execute(sql).fetchall()
     finally:
         con.close()
-    spark = [(i["invocation_id"], i["path"], i["line"], i["kind"], i["message"], i["effect"]) for i in judged["issues"]]
+
+
+def test_bad_input_gives_the_same_ingest_issues(judged):
+    """Every ingest issue, the run folders' and the archive-level ones (the index, schemas/, an id
+    claimed by two folders), is the local ingest's."""
+    local = _local("SELECT invocation_id, path, line, kind, message, effect FROM ingest_issues", judged)
+    spark = [(i["invocation_id"], i["path"], i["line"], i["kind"], i["message"], i["effect"])
+             for i in judged["issues"] + judged["archive_issues"]]
     assert sorted(spark, key=repr) == sorted(local, key=repr)
     kinds = {i["kind"] for i in judged["issues"] if i["invocation_id"] in judged["damaged"]}
     assert {"malformed-json", "truncated", "empty-file", "missing-file", "non-utf8", "bom", "wrong-type",
             "lone-surrogate"} <= kinds
+    archive = {(i["path"].split("/")[0], i["kind"]) for i in judged["archive_issues"]}
+    assert {("invocations.jsonl", "malformed-json"), ("invocations.jsonl", "wrong-type"),
+            ("invocations.jsonl", "duplicate-invocation-id"), ("invocations.jsonl", "non-utf8"),
+            ("schemas", "unexpected-entry"), ("schemas", "malformed-json")} <= archive
+    claimed = [i["invocation_id"] for i in judged["archive_issues"] if i["path"].endswith("/envelope.json")]
+    assert sorted(claimed) == sorted(["01a22a33-0000-7000-8000-c1a1med00000", scenario(PASS_RETRIEVAL)])
+
+
+def test_the_index_and_class_schemas_are_the_local_tables(judged):
+    spark = judged["spark"]
+    for table, cols in (("invocation_index", "line_no, invocation_id, agent_id, outcome_status, completed_at, envelope_hash"),
+                        ("class_schemas", "digest, computed_digest, schema_json")):
+        local = _local(f"SELECT {cols} FROM {table} ORDER BY 1", judged)
+        got = [tuple(r) for r in spark.read.parquet(str(judged["base"] / "out" / "archive" / table))
+               .selectExpr(*cols.split(", ")).orderBy(cols.split(", ")[0]).collect()]
+        assert got == local, table
+        assert len(local) >= (100 if table == "invocation_index" else 2), table
 
 
 VOLATILE = re.compile(r'(generated_at|finished_epoch|started_epoch|duration_seconds|timestamp|time)="?[^",<\s]*"?'
