@@ -73,8 +73,12 @@ for e in os.scandir(sys.argv[1]):
 print(f"{n} files, {total} bytes")
 """
 
+# What `groundwork nightly` runs, printing its phase times: the same process as the command's
+# (groundwork.cli.script keeps pandas out of it first).
 NIGHTLY = r"""
 import json, sys
+from groundwork.core.nopandas import keep_pandas_out
+keep_pandas_out()
 from groundwork.jobs.nightly import run_nightly
 res = run_nightly(sys.argv[1], warehouse=sys.argv[2], sources=sys.argv[3], out=sys.argv[4])
 print(json.dumps({k: round(v, 3) for k, v in res.seconds.items() if isinstance(v, (int, float))}))

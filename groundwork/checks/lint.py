@@ -272,16 +272,22 @@ LEFT JOIN lint_context x USING (invocation_id)
 _KEPT = ",\n       coalesce(r.ingest_id = k.ingest_id, false) AS kept"
 _KEPT_JOIN = "LEFT JOIN {store}.derived_runs k ON k.invocation_id = r.invocation_id\n"
 
-# Verdicts that still hold: computed by one of the latest passes with the same rules, templates
-# and tool version, on the same run rows (ingest_id), while the delegated children its GW3/GW4
-# findings look at are as they were (context_key). Filtering on lint_id first lets DuckDB skip
-# older history. The latest candidate is read alone first (usually it holds every unchanged run:
-# one pass's rows, no grouping); the older ones only for the runs it does not hold.
+# Verdicts that still hold: computed with the same rules, templates and tool version, on the same
+# run rows (ingest_id), while the delegated children its GW3/GW4 findings look at are as they were
+# (context_key), by the latest pass that judged every run (lints.all_runs: it holds every run's
+# verdict then, fresh or carried over) or by any pass since (the watch's passes over a few runs:
+# each run's latest verdict counts, however many such passes ran). Without such a pass (passes
+# recorded before schema_version 3) the latest three are looked at. Filtering on lint_id first
+# lets DuckDB skip older history. The latest candidate is read alone first (usually it holds
+# every unchanged run: one pass's rows, no grouping); the older ones only for the runs it does not hold.
 _CANDIDATES_SQL = """
-SELECT lint_id FROM lints
-WHERE kind = 'lint' AND all_rules AND ruleset_hash = $ruleset_hash AND tool_version = $tool_version
+WITH same AS (
+    SELECT lint_id, all_runs FROM lints
+    WHERE kind = 'lint' AND all_rules AND ruleset_hash = $ruleset_hash AND tool_version = $tool_version)
+SELECT lint_id FROM same
+WHERE lint_id >= coalesce((SELECT max(lint_id) FROM same WHERE all_runs),
+                          (SELECT min(lint_id) FROM (SELECT lint_id FROM same ORDER BY lint_id DESC LIMIT 3)))
 ORDER BY lint_id DESC
-LIMIT 3
 """
 _REUSABLE_LATEST_SQL = """
 SELECT v.invocation_id, v.lint_id
@@ -374,7 +380,7 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
                             _load_reused=lambda not_passed=False: _load_verdicts(con, reused, oldest, not_passed))
         result.finished_at = datetime.now(timezone.utc)
         if record:
-            result.lint_id = record_lint(con, result, all_rules=all_rules, oldest=oldest)
+            result.lint_id = record_lint(con, result, all_rules=all_rules, all_runs=wanted is None, oldest=oldest)
     finally:
         for name in registered:
             con.unregister(name)
@@ -605,8 +611,9 @@ def _in_row_groups(table: pa.Table) -> pa.Table:
 
 
 def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules: bool,
-                oldest: int = 0) -> int:
+                all_runs: bool = False, oldest: int = 0) -> int:
     """Append one lint pass to the history (lints, lint_verdicts, lint_violations); return its id.
+    ``all_runs``: the pass gave every run of the warehouse a verdict (lints.all_runs).
 
     Fresh verdicts are written from Arrow tables; reused ones are copied inside the warehouse
     (the ``lint_reused`` relation registered by ``lint_warehouse``).
@@ -625,10 +632,10 @@ def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules
             reused_params = {"lint_id": lint_id, "oldest": oldest}
             con.execute(
                 "INSERT INTO lints (lint_id, kind, started_at, finished_at, ruleset_hash, rules, tool_version,"
-                " sources_path, runs_checked, runs_failed, all_rules) VALUES (?, 'lint', ?, ?, ?, ?, ?, NULL, ?, ?, ?)",
+                " sources_path, runs_checked, runs_failed, all_rules, all_runs) VALUES (?, 'lint', ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)",
                 [lint_id, _naive(result.started_at), _naive(result.finished_at), result.ruleset_hash,
                  ",".join(dict.fromkeys(r.code for r in result.rules)), __version__, sum(counts.values()),
-                 counts[FAILED] + counts[UNLINTABLE], all_rules])
+                 counts[FAILED] + counts[UNLINTABLE], all_rules, all_runs])
             con.execute(
                 "INSERT INTO lint_verdicts (lint_id, invocation_id, status, passed, mode, retrieval_count,"
                 " chat_count, summary, reason, ingest_id, reused_from, context_key) SELECT $lint_id, invocation_id, status,"

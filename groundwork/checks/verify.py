@@ -202,13 +202,17 @@ def sources_texts(verdicts) -> list[str]:
 # ------------------------------------------------------------------------------------------
 
 _CANDIDATES_SQL = """
-SELECT lint_id FROM lints
-WHERE kind = 'verify' AND ruleset_hash = $ruleset AND tool_version = $tool_version AND config_id = $config
+WITH same AS (
+    SELECT lint_id, all_runs FROM lints
+    WHERE kind = 'verify' AND ruleset_hash = $ruleset AND tool_version = $tool_version AND config_id = $config)
+SELECT lint_id FROM same
+WHERE lint_id >= coalesce((SELECT max(lint_id) FROM same WHERE all_runs),
+                          (SELECT min(lint_id) FROM (SELECT lint_id FROM same ORDER BY lint_id DESC LIMIT 3)))
 ORDER BY lint_id DESC
-LIMIT 3
 """
-# Verdicts that still hold: computed by one of the latest passes with the same rules, code and
-# sources configuration, on the same run rows (ingest_id). The latest candidate is read alone
+# Verdicts that still hold: computed with the same rules, code and sources configuration, on the
+# same run rows (ingest_id), by the latest pass that checked every run (lints.all_runs) or any
+# pass since (the watch's: each run's latest verdict counts; checks.lint._CANDIDATES_SQL). The latest candidate is read alone
 # first (one pass's rows, no grouping); the older ones only for the runs it does not hold.
 _REUSABLE_SQL = """
 SELECT v.invocation_id, max(v.lint_id) AS lint_id
@@ -279,7 +283,7 @@ def verify_warehouse(con, sources_path, *, runs=None, record=True, reuse=False) 
             result.reused_counts = _reused_counts(con, result.reused_from)
             result._load_reused = lambda: _load_verdicts(con, reused, result.reused_from)
         if record:
-            result.lint_id = record_history(con, result, started_at=t0, ruleset=ruleset)
+            result.lint_id = record_history(con, result, started_at=t0, ruleset=ruleset, all_runs=runs is None)
     finally:
         con.unregister("verify_reused")
     result.seconds = (datetime.now(timezone.utc) - t0).total_seconds()
@@ -384,8 +388,9 @@ def ruleset_hash(rules: dict) -> str:
     return rules_mod.ruleset_hash(tuple(rules.values()), extra=_TEXT_SOURCES)
 
 
-def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: str) -> int:
-    """Append one verify pass to lints / verify_verdicts / verify_unresolved / lint_violations.
+def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: str, all_runs: bool = False) -> int:
+    """Append one verify pass to lints / verify_verdicts / verify_unresolved / lint_violations
+    (``all_runs``: the pass checked every run of the warehouse, lints.all_runs).
 
     Fresh verdicts are written from Arrow tables; reused ones are copied inside the warehouse
     (the ``verify_reused`` relation registered by ``verify_warehouse``)."""
@@ -397,10 +402,10 @@ def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: 
         lint_id = con.execute("SELECT coalesce(max(lint_id), 0) + 1 FROM lints").fetchone()[0]
         failed = result.count("failed") + result.count("unverifiable")
         con.execute("INSERT INTO lints (lint_id, kind, started_at, finished_at, ruleset_hash, rules, tool_version, "
-                    "sources_path, runs_checked, runs_failed, config_id) VALUES (?, 'verify', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "sources_path, runs_checked, runs_failed, config_id, all_runs) VALUES (?, 'verify', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [lint_id, naive(started_at), naive(finished), ruleset, ",".join(RULE_CODES),
                      TOOL_VERSION, str(Path(result.sources_path).resolve()), len(runs) + result.reused,
-                     failed, result.config_id])
+                     failed, result.config_id, all_runs])
         cols = {name: [] for name in ("invocation_id", "status", "passed", "verified", "unresolved_count",
                                       "summary", "reason", "ingest_id")}
         for r in runs:

@@ -27,3 +27,6 @@ ALTER TABLE IF EXISTS runs ADD COLUMN IF NOT EXISTS delegations_problem VARCHAR;
 -- Verify history: verdict reuse across verify passes (the run rows and sources configuration judged).
 ALTER TABLE IF EXISTS lints ADD COLUMN IF NOT EXISTS config_id INTEGER;
 ALTER TABLE IF EXISTS verify_verdicts ADD COLUMN IF NOT EXISTS ingest_id INTEGER;
+
+-- Verdict reuse after passes over some runs only (the watch): which passes judged every run.
+ALTER TABLE IF EXISTS lints ADD COLUMN IF NOT EXISTS all_runs BOOLEAN;

@@ -20,7 +20,7 @@ CREATE TABLE IF NOT EXISTS schema_info (
     key   VARCHAR PRIMARY KEY,
     value VARCHAR
 );
-INSERT OR REPLACE INTO schema_info VALUES ('schema_version', '2');
+INSERT OR REPLACE INTO schema_info VALUES ('schema_version', '3');
 COMMENT ON TABLE schema_info IS 'Warehouse metadata; schema_version is bumped on every incompatible change.';
 COMMENT ON COLUMN schema_info.key IS 'Metadata key, e.g. schema_version.';
 COMMENT ON COLUMN schema_info.value IS 'Metadata value.';
@@ -383,7 +383,8 @@ CREATE TABLE IF NOT EXISTS lints (
     runs_checked   INTEGER,
     runs_failed    INTEGER,
     all_rules      BOOLEAN,
-    config_id      INTEGER
+    config_id      INTEGER,
+    all_runs       BOOLEAN
 );
 COMMENT ON TABLE lints IS 'Append-only history: one row per lint or verify pass over the warehouse.';
 COMMENT ON COLUMN lints.lint_id IS 'Sequential id of the pass.';
@@ -398,6 +399,7 @@ COMMENT ON COLUMN lints.runs_checked IS 'Runs given a verdict.';
 COMMENT ON COLUMN lints.runs_failed IS 'Runs that failed (or could not be checked).';
 COMMENT ON COLUMN lints.all_rules IS 'lint passes: true when every grounding rule was applied (no --rules selection); NULL for verify passes.';
 COMMENT ON COLUMN lints.config_id IS 'verify passes: the sources configuration used (source_configs); NULL for lint.';
+COMMENT ON COLUMN lints.all_runs IS 'true when the pass gave every run of the warehouse a verdict, false when only some runs (--run, the watch); NULL for passes recorded before schema_version 3.';
 
 CREATE TABLE IF NOT EXISTS lint_verdicts (
     lint_id           INTEGER,

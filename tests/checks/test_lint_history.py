@@ -104,6 +104,23 @@ def test_relint_reuses_verdicts_of_unchanged_runs_and_gives_the_same_answer(tmp_
     assert third.reused == 0 and _rows(con, third.lint_id) == _rows(con, first.lint_id)
 
 
+def test_a_relint_after_many_passes_over_a_few_runs_reuses_every_unchanged_verdict():
+    """The watch lints a few runs per pass; a full lint after any number of such passes still
+    judges no unchanged run again: each run's latest verdict counts, whatever pass made it."""
+    con = connect(":memory:")
+    ingest.ingest_archive(con, CORPUS / "runs")
+    first = lint_warehouse(con)
+    ids = sorted(v.invocation_id for v in first.verdicts)
+    for i in range(5):
+        lint_warehouse(con, runs=ids[2 * i:2 * i + 2])
+    again = lint_warehouse(con)
+    assert again.reused == 99 and again.fresh == []
+    assert _rows(con, again.lint_id) == _rows(con, first.lint_id)
+    assert _messages(con, again.lint_id) == _messages(con, first.lint_id)
+    flags = con.execute("SELECT all_runs FROM lints ORDER BY lint_id").fetchall()
+    assert flags == [(True,)] + [(False,)] * 5 + [(True,)]
+
+
 def test_changed_rules_are_never_answered_from_old_verdicts(tmp_path):
     con = connect(":memory:")
     ingest.ingest_archive(con, CORPUS / "runs")

@@ -154,3 +154,21 @@ def test_a_derived_file_that_is_not_one_view_is_refused(tmp_path):
         derived.view_body(bad)
     bad.write_text("-- header\nCREATE OR REPLACE VIEW lint_runs AS\nSELECT 'a;b' AS x -- c;d\n;\nCOMMENT ON VIEW lint_runs IS 'x;y';\n", encoding="utf-8")
     assert derived.view_body(bad) == "SELECT 'a;b' AS x -- c;d"  # derive() wraps bodies on lines of their own
+
+
+def test_a_pass_over_some_runs_derives_and_numbers_only_them():
+    """A watch batch of two runs derives two runs, numbered 1 and 2 in lint_runs' order (mode,
+    then id), however many runs the warehouse holds."""
+    import groundwork.ingest as ingest
+    from groundwork.checks import derived
+    from ingest_support import CORPUS
+
+    con = connect(":memory:")
+    ingest.ingest_archive(con, CORPUS / "runs", workers=0)
+    everyone = con.execute("SELECT invocation_id, mode FROM lint_runs ORDER BY run_key").fetchall()
+    some = [everyone[-1][0], everyone[0][0]]  # the last run of the whole order, then the first
+    with derived.materialised(con, some) as workspace:
+        workspace.wait()
+        keys = con.execute(f"SELECT run_key, invocation_id FROM {workspace.schema}.lint_runs ORDER BY run_key").fetchall()
+    assert len(everyone) > 50
+    assert keys == [(1, everyone[0][0]), (2, everyone[-1][0])]

@@ -109,6 +109,22 @@ def test_a_reverify_judges_again_only_reloaded_runs_or_all_under_another_configu
         assert {r.invocation_id: r.text for r in result.runs} == {i: e["sources_txt"] for i, e in EXPECTED.items()}
 
 
+def test_a_reverify_after_many_passes_over_a_few_runs_reuses_every_verdict(warehouse_copy):
+    """The watch checks a few runs per pass; a nightly after any number of such passes still
+    judges no unchanged run again (each run's latest verdict counts, whatever pass made it)."""
+    con = connect(warehouse_copy)
+    full = verify_warehouse(con, SOURCES, reuse=True)
+    ids = sorted(EXPECTED)
+    for i in range(5):
+        verify_warehouse(con, SOURCES, runs=ids[2 * i:2 * i + 2])
+    again = verify_warehouse(con, SOURCES, reuse=True)
+    assert again.fresh == [] and again.reused == len(EXPECTED)
+    assert {r.invocation_id: r.text for r in again.runs} == {i: e["sources_txt"] for i, e in EXPECTED.items()}
+    flags = con.execute("SELECT all_runs FROM lints WHERE kind = 'verify' AND lint_id >= ? ORDER BY lint_id",
+                        [full.lint_id]).fetchall()
+    assert flags == [(True,)] + [(False,)] * 5 + [(True,)]
+
+
 def test_only_the_runs_asked_for(warehouse_copy):
     con = connect(warehouse_copy)
     some = sorted(EXPECTED)[:3]
