@@ -18,8 +18,15 @@ INDEX_LINES = 2000  # invocations.jsonl lines per parse task (process_index_line
 def index_blocks(lines, first_line: int, issues: list):
     """Blocks of (line_no, raw line) of invocations.jsonl out of ``scan.split_lines``'s lines
     (numbered from ``first_line``); a line over MAX_LINE bytes becomes an issue in ``issues``."""
+    return numbered_index_blocks(enumerate(lines, first_line), issues)
+
+
+def numbered_index_blocks(numbered, issues: list):
+    """Blocks of (line_no, raw line) of invocations.jsonl out of (line_no, raw line) pairs, in
+    line order, where a line over MAX_LINE bytes is its length (an int) instead of its bytes: it
+    becomes an issue in ``issues``. (A Spark task gets its share of the index numbered so.)"""
     buf = []
-    for line_no, raw in enumerate(lines, first_line):
+    for line_no, raw in numbered:
         if isinstance(raw, int):  # a line over MAX_LINE bytes, dropped as it streamed by
             issues.append((INDEX_FILE, line_no, K.LINE_TOO_LONG,
                            f"line is {raw:,} bytes, over {MAX_LINE // (1 << 20)} MiB; not loaded"))

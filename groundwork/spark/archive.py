@@ -4,9 +4,10 @@ runs/schemas/ -> OUT/archive/class_schemas, and their ingest_issues with those o
 claimed by two run folders -> OUT/archive/ingest_issues. Recomputed whole at every run (as the
 local ingest's final transaction is), after the run tables are written.
 
-Bounds (README: Beyond one machine): the index is one file, read whole by one executor task
-(Spark's binaryFile source: at most 2 GiB) and parsed there as it streams out; the schemas
-folder is collected to the driver (a few small files); only the candidates of a duplicate id
+Bounds (README: Beyond one machine): the index is one file, read as lines by Spark's text
+source and split across tasks like any large file (each numbers its lines from the counts of
+the splits before it, and parses them in blocks); a task's JVM holds one line whole, so a line
+over 2 GiB fails the read, as Hadoop's line reader does; the schemas folder is collected to the driver (a few small files); only the candidates of a duplicate id
 (runs whose envelope id is not their folder name, and the rows of repeated index ids) reach the
 driver, where the local ingest's SQL words their issues over an in-memory DuckDB.
 """
@@ -20,8 +21,9 @@ from pyspark.sql import DataFrame, functions as F
 
 from groundwork.core.jsontext import MAX_LINE
 from groundwork.ingest import issues as K
-from groundwork.ingest.archive import CLAIMS_SQL, NOT_A_SCHEMA, index_blocks, index_duplicates, schema_file, schema_name_ok
-from groundwork.ingest.scan import INDEX_FILE, SCHEMAS_DIR, split_lines
+from groundwork.ingest.archive import (CLAIMS_SQL, NOT_A_SCHEMA, index_duplicates, numbered_index_blocks, schema_file,
+                                         schema_name_ok)
+from groundwork.ingest.scan import INDEX_FILE, SCHEMAS_DIR
 from groundwork.ingest.work import process_index_lines
 from groundwork.spark import tables as S
 from groundwork.spark.fs import Store, glob_escaped
@@ -29,14 +31,16 @@ from groundwork.spark.fs import Store, glob_escaped
 ARCHIVE_TABLES = ("invocation_index", "class_schemas", "ingest_issues")
 
 
-def _index_items(row):
-    """Executor side: the index file's bytes -> ("row", index row) and ("issue", issue) items,
-    block by block (the same blocks and parser as the local ingest)."""
+def _index_items(rows):
+    """Executor side: one task's share of the index's lines, (line_no, length, raw or None when
+    over MAX_LINE) in line order -> ("row", index row) and ("issue", issue) items, block by block
+    (the same blocks and parser as the local ingest)."""
     issues: list = []
-    for block in index_blocks(split_lines([bytes(row.content)]), 1, issues):
-        rows, problems = process_index_lines(block)
+    numbered = ((r.line_no, bytes(r.raw) if r.raw is not None else r.length) for r in rows)
+    for block in numbered_index_blocks(numbered, issues):
+        found, problems = process_index_lines(block)
         issues.extend(problems)
-        for r in rows:
+        for r in found:
             yield ("row", r, None)
         for i in issues:
             yield ("issue", None, i)
@@ -45,12 +49,38 @@ def _index_items(row):
         yield ("issue", None, i)
 
 
+def _index_lines(spark, path: str) -> DataFrame:
+    """runs/invocations.jsonl as (line_no, length, raw) rows, split on b"\n" only (as
+    scan.split_lines: a \r stays in its line), raw None for a line over MAX_LINE bytes.
+
+    Spark's text source splits the file across tasks like any large file; a line's number is
+    the count of the lines of the splits before its own (counted first: one row per split
+    reaches the driver) plus its place in its split. The value is cast to binary: the text
+    source keeps each line's bytes as they are (no UTF-8 check), so a line that is not UTF-8
+    reaches the parser as the local ingest reads it."""
+    lines = (spark.read.option("lineSep", "\n").text(path)
+             .select(F.col("value").cast("binary").alias("raw"),
+                     F.input_file_block_start().alias("block"),
+                     F.monotonically_increasing_id().alias("seq")))
+    counts = sorted((r["block"], r["n"], r["first"]) for r in
+                    lines.groupBy("block").agg(F.count("*").alias("n"), F.min("seq").alias("first")).collect())
+    bases, before = [], 0
+    for block, n, first in counts:
+        bases.append((block, before + 1 - first))  # line_no = seq + base
+        before += n
+    base = spark.createDataFrame(bases, "block LONG, base LONG")
+    return (lines.join(F.broadcast(base), "block")
+            .select((F.col("seq") + F.col("base")).alias("line_no"), F.length("raw").alias("length"),
+                    F.when(F.length("raw") <= MAX_LINE, F.col("raw")).alias("raw")))
+
+
 def _index(spark, archive: Store):
     """(index rows DataFrame or None, issues, the cached parse to unpersist) of runs/invocations.jsonl."""
     if not archive.exists(INDEX_FILE) or archive.is_dir(INDEX_FILE):
         return None, [], None
-    content = spark.read.format("binaryFile").load(glob_escaped(archive.path(INDEX_FILE))).select("content")
-    items = content.rdd.flatMap(_index_items).cache()
+    lines = _index_lines(spark, glob_escaped(archive.path(INDEX_FILE)))
+    # each task parses its lines in line order, in blocks
+    items = lines.sortWithinPartitions("line_no").rdd.mapPartitions(_index_items).cache()
     staged = S.row_schema("invocation_index", staged=True)
     rows = spark.createDataFrame(items.filter(lambda x: x[0] == "row").map(lambda x: x[1]), staged)
     rows = rows.withColumn("completed_at", F.timestamp_micros("completed_at").cast("timestamp_ntz"))
