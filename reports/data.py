@@ -15,7 +15,8 @@ import datetime as _dt
 from dataclasses import dataclass
 from functools import lru_cache
 
-from groundwork.checks.rules import named_params
+from groundwork.checks.rules import load_rules, named_params
+from groundwork.core import config as _config
 from groundwork.core.paths import SQL_DIR
 
 QUERIES_DIR = SQL_DIR / "reports"
@@ -92,9 +93,6 @@ def finding_severities(config=None) -> dict[str, str]:
     """The severity of every groundwork finding code (GW...) under ``config`` (a
     groundwork.core.config.Config; None: the defaults, docs/rules.md#severities). A ConfigError
     names a code of the file that is no finding code."""
-    from groundwork.checks.rules import load_rules
-    from groundwork.core import config as _config
-
     rules = load_rules(kinds=("rule", "finding", "source"))
     return _config.severities(config or _config.Config(), {r.code for r in rules if r.kind == "finding"},
                               {r.code for r in rules if r.kind != "finding"})
@@ -123,8 +121,10 @@ def warned_runs(con, p: Passes, per_code: int) -> dict[str, list[str]]:
 
 def build_violations(con, nightly_id: int | None) -> None:
     """(Re)create the temp view report_violations every report query reads: lint_violations
-    without nightly ``nightly_id``'s finding codes of severity off (None: none left out)."""
+    without nightly ``nightly_id``'s finding codes of severity off (None: none left out); and the
+    temp table report_warn_codes of its codes of severity warn, which the warnings read."""
     execute(con, "report_hidden_codes", nightly=nightly_id, prefix="CREATE OR REPLACE TEMP TABLE report_hidden_codes AS\n")
+    execute(con, "report_warn_codes", nightly=nightly_id, prefix="CREATE OR REPLACE TEMP TABLE report_warn_codes AS\n")
     execute(con, "report_violations", prefix="CREATE OR REPLACE TEMP VIEW report_violations AS\n")
 
 

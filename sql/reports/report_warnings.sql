@@ -1,10 +1,10 @@
--- report_warnings: per finding code of severity warn in nightly $nightly (nightly_severities),
--- the runs of its lint pass $lint with that finding and the findings, by code.
--- $nightly: the nightly; $lint: its lint pass.
+-- report_warnings: per finding code of severity warn (report_warn_codes), the runs of lint pass
+-- $lint with that finding and the findings, by code.
+-- $lint: the nightly's lint pass.
 SELECT v.code, COUNT(DISTINCT v.invocation_id) AS runs, COUNT(*) AS findings,
        MIN(v.invocation_id) AS first_run
 FROM report_violations v
-JOIN nightly_severities s ON s.code = v.code AND s.nightly_id = $nightly AND s.severity = 'warn'
+JOIN report_warn_codes USING (code)
 WHERE v.lint_id = $lint
 GROUP BY v.code
 ORDER BY v.code
