@@ -88,11 +88,13 @@ def test_every_rule_file_has_a_section(rule_file, headings):
 
 
 def _template(stem: str) -> Path | None:
-    found = [p for pattern in (f"{stem}.txt.j2", f"{stem}.j2") for p in ROOT.rglob(pattern)
-             if not any(part in SKIP_DIRS for part in p.relative_to(ROOT).parts)]
+    # the package's own templates only: a virtualenv made in the checkout (README's cluster
+    # steps make env/) holds an installed copy of each
+    found = [p for pattern in (f"{stem}.txt.j2", f"{stem}.j2") for p in MESSAGE_TEMPLATES.rglob(pattern)]
     return found[0] if len(found) == 1 else None
 
 
+MESSAGE_TEMPLATES = ROOT / "groundwork" / "checks" / "templates"
 _JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.S)
 
 
