@@ -20,9 +20,10 @@ from pathlib import Path
 import jinja2
 
 from groundwork.core import pyrepr, templating
+from groundwork.core.paths import CHECK_TEMPLATES_DIR
 from groundwork.core.templating import build_environment, template_cache
 
-TEMPLATES_DIR = Path(__file__).resolve().with_name("templates")
+TEMPLATES_DIR = CHECK_TEMPLATES_DIR
 GROUNDING = "grounding.txt.j2"
 SOURCES = "sources.txt.j2"
 
