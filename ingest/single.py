@@ -3,8 +3,8 @@ ingest parses a run folder: ``run_rows`` is what ``ingest.load.load_single`` wri
 ``insert_rows`` writes them without Arrow.
 
 The drop-in lint and verify (groundwork.jobs.dropin) are a whole process per run: they load the
-rows into an empty in-memory warehouse with ``insert_rows`` (bound parameters, one INSERT per
-table), so that process never imports pyarrow (~0.1 s of its start).
+rows into an empty in-memory warehouse with ``insert_rows`` (bound parameters), so that process
+does not import pyarrow (~0.1 s of its start) unless the run is large.
 """
 
 from __future__ import annotations
@@ -12,13 +12,11 @@ from __future__ import annotations
 import os
 
 from groundwork.core.jsontext import decode_utf8, loads, vstr
+from groundwork.core.values import ARROW_ROWS, insert_values
 from groundwork.ingest import issues as K
 from groundwork.ingest.parse import parse_run
 from groundwork.ingest.scan import FileEntry, RunListing, read_entry
-from groundwork.ingest.tables import COLUMN_TYPES, RUN_TABLES, RowSet, check_fields
-
-# Rows per INSERT statement of ``insert_rows`` (its parameters are bound one by one).
-INSERT_ROWS = 500
+from groundwork.ingest.tables import COLUMN_TYPES, RUN_TABLES, RowSet, check_fields, column_list
 
 
 def run_rows(spans_path, envelope_path, request_path=None) -> tuple[str, RowSet]:
@@ -66,23 +64,24 @@ def run_rows(spans_path, envelope_path, request_path=None) -> tuple[str, RowSet]
     return key, rows
 
 
-def _placeholder(code: str) -> str:
-    # The parser gives a timestamp as microseconds since the epoch (Arrow's timestamp("us")).
-    return "make_timestamp(?)" if code == "TS" else "?"
-
-
 def insert_rows(con, rows: RowSet) -> None:
     """Append ``rows`` to the run tables of ``con`` with bound parameters: the values Arrow
-    would carry (ingest.tables.to_arrow), each cast by DuckDB to its column's type."""
+    would carry (ingest.tables.to_arrow), each cast by DuckDB to its column's type (a
+    timestamp is given as microseconds since the epoch, as Arrow's timestamp("us") takes it).
+    A run of more than ``ARROW_ROWS`` rows goes through Arrow tables (``RowSet.arrow``) instead."""
+    if rows.count() > ARROW_ROWS:
+        for table in RUN_TABLES:
+            if rows.rows.get(table):
+                con.register("_gw_rows", rows.arrow(table))
+                try:
+                    con.execute(f"INSERT INTO {table} ({column_list(table)}) SELECT {column_list(table)} FROM _gw_rows")
+                finally:
+                    con.unregister("_gw_rows")
+        return
     for table in RUN_TABLES:
         found = rows.rows.get(table)
-        if not found:
-            continue
-        fields = rows.fields.get(table, ())
-        check_fields(table, fields)
-        codes = dict(COLUMN_TYPES[table])
-        one = "(" + ", ".join(_placeholder(codes[name]) for name in fields) + ")"
-        for start in range(0, len(found), INSERT_ROWS):
-            chunk = found[start:start + INSERT_ROWS]
-            con.execute(f"INSERT INTO {table} ({', '.join(fields)}) VALUES " + ", ".join([one] * len(chunk)),
-                        [value for row in chunk for value in row])
+        if found:
+            fields = rows.fields.get(table, ())
+            check_fields(table, fields)
+            stamps = {name: "make_timestamp(?)" for name, code in COLUMN_TYPES[table] if code == "TS"}
+            insert_values(con, table, fields, found, stamps)
