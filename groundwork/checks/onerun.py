@@ -8,8 +8,8 @@ pyarrow and starting those threads costs more than the lint itself. Here the der
 are tables of the (throwaway, in-memory) warehouse itself, and the verdict is built from the
 one run's rows as ``checks.lint._assemble`` builds each run's: the workbench's violations of a
 run it cannot lint are not reported (its findings are), a lintable run with a violation fails,
-and its grounding.txt is the grounding template's text (tests/cli/test_dropin.py checks both
-paths give every corpus run the same verdict).
+and its grounding.txt is the grounding template's text (tests/cli/test_dropin.py checks the
+text against the workbench's on every corpus run and against lint_warehouse's on every rule case).
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ def derive(con) -> None:
         con.execute(f"CREATE {kind} {relation.name} AS\n{relation.body}")
 
 
-def lint_one(con, invocation_id: str) -> RunVerdict:
+def lint_one(con, invocation_id: str, chosen: tuple[rules_mod.Rule, ...] | None = None) -> RunVerdict:
     """The lint verdict of run ``invocation_id``, the only run of the warehouse ``con`` (whose
-    schema holds the run tables and the relations the rules read besides the derived ones)."""
-    chosen = rules_mod.load_rules()
+    schema holds the run tables and the relations the rules read besides the derived ones), by
+    the rules ``chosen`` (every rule file's, in report order: ``rules.load_rules()``, when None)."""
+    chosen = rules_mod.load_rules() if chosen is None else chosen
     derive(con)
     base = con.execute(base_sql(), {"cycle_reason": CYCLE_REASON}).fetchall()
     if len(base) != 1 or base[0][0] != invocation_id:

@@ -67,11 +67,12 @@ def lint_pair(spans, envelope):
         _readable(label, path)
     # The lint derives its relations itself (derived.materialised): the warehouse needs only
     # what they and the rules read.
-    reads = relations_named("\n".join([*(r.body for r in derived.RELATIONS), *(r.body for r in rules.load_rules())]))
+    chosen = rules.load_rules()
+    reads = relations_named("\n".join([*(r.body for r in derived.RELATIONS), *(r.body for r in chosen)]))
     con = _one_run_warehouse((reads - set(derived.NAMES)) | {LINT_CONTEXT})
     try:
         key = _load(con, spans, envelope)
-        verdict = lint_one(con, key)
+        verdict = lint_one(con, key, chosen)
         if verdict.grounding_txt is None:
             # an issue that crashes the linter wherever it stops; else the verdict's reason (a
             # cycle, or an envelope value read past the early stops: docs/rules.md#early-stops)
