@@ -207,13 +207,16 @@ def test_a_drop_in_process_imports_neither_pyarrow_nor_jinja2(tmp_path):
         assert not _imported(proc.stderr) & {"pyarrow", "jinja2", "markupsafe", "pandas", "numpy"}, args[0]
 
 
+@pytest.mark.parametrize("arrow_rows", [1000, 0], ids=["bound", "arrow"])
 @pytest.mark.parametrize("want", EXPECTED, ids=lambda w: w["scenario"])
-def test_a_drop_in_writes_the_rows_ingest_writes(want):
-    """ingest.single.insert_rows (bound parameters) gives each run table exactly the rows the
-    Arrow path of ingest.load.load_single gives it."""
+def test_a_drop_in_writes_the_rows_ingest_writes(want, arrow_rows, monkeypatch):
+    """ingest.single.insert_rows (bound parameters; Arrow above ARROW_ROWS rows) gives each run
+    table exactly the rows the Arrow path of ingest.load.load_single gives it."""
+    from groundwork.ingest import single
     from groundwork.ingest.single import insert_rows, run_rows
     from groundwork.ingest.tables import RUN_TABLES, column_list
 
+    monkeypatch.setattr(single, "ARROW_ROWS", arrow_rows)
     folder = CORPUS / "runs" / want["invocation_id"]
     arrow, bound = connect(":memory:"), connect(":memory:")
     try:
@@ -226,3 +229,22 @@ def test_a_drop_in_writes_the_rows_ingest_writes(want):
     finally:
         arrow.close()
         bound.close()
+
+
+def test_source_records_are_the_same_bound_or_through_arrow(monkeypatch):
+    """checks.sources writes a small copy's records with bound parameters and a large one's
+    through Arrow: the same rows either way."""
+    from groundwork.checks import sources
+
+    tables = []
+    for arrow_rows in (10**9, 0):
+        monkeypatch.setattr(sources, "ARROW_ROWS", arrow_rows)
+        con = connect(":memory:")
+        try:
+            sources.load_into_warehouse(con, SOURCES)
+            tables.append([con.execute(f"SELECT * EXCLUDE (loaded_at) FROM {t} ORDER BY ALL" if t == "source_copies"
+                                       else f"SELECT * FROM {t} ORDER BY ALL").fetchall()
+                           for t in ("source_copies", "source_records", "source_refs")])
+        finally:
+            con.close()
+    assert tables[0] == tables[1] and len(tables[0][1]) > 5
