@@ -28,12 +28,15 @@ TEMPLATES_DIR = CHECK_TEMPLATES_DIR
 GROUNDING = "grounding.txt.j2"
 SOURCES = "sources.txt.j2"
 
+# groundwork.core.templating: the environment's settings and filters (read, not imported: it
+# imports jinja2). Part of the key of a template's plain translation too.
+_TEMPLATING = Path(plaintemplates.__file__).resolve().with_name("templating.py")
 # The files every text depends on besides its template: a change to any of them may change a
 # text (the lint's rule-set hash covers them, so no verdict is reused across it).
 TEXT_SOURCES = (
     TEMPLATES_DIR / GROUNDING,
     Path(__file__).resolve(),
-    Path(plaintemplates.__file__).resolve().with_name("templating.py"),
+    _TEMPLATING,
     Path(plaintemplates.__file__).resolve(),
     Path(pyrepr.__file__).resolve(),
     Path(pyrepr.__file__).resolve().with_name("unicode14_nonprintable.txt"),
@@ -111,7 +114,7 @@ def _bulk_template(name: str, var: str):
     path = None
     if folder is not None:
         source = _bulk_source(_source(name), var)
-        path = plaintemplates.cache_path(folder, source, _SETTINGS.read_text(encoding="utf-8"))
+        path = plaintemplates.cache_path(folder, source, _TEMPLATING.read_text(encoding="utf-8"))
         plain = plaintemplates.load(path)
         if plain is not None:
             return plain
@@ -125,9 +128,6 @@ def _bulk_template(name: str, var: str):
                 return plain
     return _Jinja(template)
 
-
-# The environment's settings (groundwork.core.templating): part of a plain translation's cache key.
-_SETTINGS = Path(plaintemplates.__file__).resolve().with_name("templating.py")
 
 
 def precompile(names, var: str = "r") -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+from functools import lru_cache
 from pathlib import Path
 
 from groundwork.core.pyrepr import pyrepr, repr_json, repr_str_json
@@ -162,8 +163,14 @@ def translate(env, source: str) -> str | None:
     return "\n".join(writer.lines) + "\n"
 
 
+@lru_cache(maxsize=1)
+def _translator() -> str:
+    """What a translation depends on besides the template and the environment: this file and
+    the installed jinja2 (its parser decides the tree), identified without importing it."""
+    return "\0".join((_VERSION, Path(__file__).read_text(encoding="utf-8"), _jinja_files()))
+
+
 def _jinja_files() -> str:
-    """What identifies the installed jinja2 (its parser decides the translation), without importing it."""
     spec = importlib.util.find_spec("jinja2")
     if spec is None or not spec.origin:
         return ""
@@ -175,8 +182,7 @@ def _jinja_files() -> str:
 
 
 def cache_path(folder: Path, source: str, settings: str) -> Path:
-    key = hashlib.sha256("\0".join((_VERSION, Path(__file__).read_text(encoding="utf-8"), _jinja_files(), settings,
-                                    source)).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    key = hashlib.sha256("\0".join((_translator(), settings, source)).encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return folder / f"{key}.py"
 
 
