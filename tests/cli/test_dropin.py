@@ -205,6 +205,9 @@ def test_a_drop_in_process_imports_neither_pyarrow_nor_jinja2(tmp_path):
                                   capture_output=True, timeout=120, env=env)
             assert (proc.returncode, proc.stdout) == (1, text.encode()), args[0]
         assert not _imported(proc.stderr) & {"pyarrow", "jinja2", "markupsafe", "pandas", "numpy"}, args[0]
+        off = subprocess.run([sys.executable, "-m", "groundwork.cli", *map(str, args)], capture_output=True, timeout=120,
+                             env={**env, "GROUNDWORK_TEMPLATE_CACHE": "off"})  # no cache: Jinja renders, the same
+        assert (off.returncode, off.stdout, off.stderr) == (1, text.encode(), b""), args[0]
 
 
 @pytest.mark.parametrize("arrow_rows", [1000, 0], ids=["bound", "arrow"])
