@@ -251,3 +251,21 @@ def test_source_records_are_the_same_bound_or_through_arrow(monkeypatch):
         finally:
             con.close()
     assert tables[0] == tables[1] and len(tables[0][1]) > 5
+
+
+def test_garbage_is_collected_as_usual_once_a_drop_in_has_imported():
+    """The process entry imports a drop-in's modules with the cyclic collector off
+    (cli._imports_without_gc); the run itself is collected as usual, and so is the caller's
+    garbage when the collector was on before."""
+    import gc
+
+    assert gc.isenabled()
+    try:
+        assert cli.drop_in(["verify", "e.json"], cli._imports_without_gc) is not None
+        assert gc.isenabled() and gc.get_freeze_count() > 0
+        gc.disable()
+        cli.drop_in(["lint", "a.jsonl", "b.json"], cli._imports_without_gc)
+        assert not gc.isenabled()  # left as it was
+    finally:
+        gc.enable()
+        gc.unfreeze()
