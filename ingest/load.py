@@ -47,15 +47,16 @@ from groundwork.ingest import issues as K
 from groundwork.ingest.archive import (CLAIMS_SQL, NOT_A_SCHEMA, index_blocks, index_duplicates, schema_file,
                                        schema_name_ok)
 from groundwork.ingest.issues import Issues
-from groundwork.core.jsontext import decode_utf8, loads, vstr
+from groundwork.core.jsontext import loads
 from groundwork.ingest.parse import (ENVELOPE, FILE_FIELDS, GROUNDING, ISSUE_FIELDS, REQUEST, SOURCES, SPANS as SPANS_FILE,
-                                     PARSER_VERSION, issue_row, issue_rows, parse_run,
+                                     PARSER_VERSION, issue_row, issue_rows,
                                      stand_in_run)
-from groundwork.ingest.scan import (INDEX_FILE, SCHEMAS_DIR, FileEntry, RunListing, classify_root, display_name, inside,
-                                    read_entry, split_lines)
+from groundwork.ingest.scan import (INDEX_FILE, SCHEMAS_DIR, classify_root, display_name, inside,
+                                    split_lines)
 from groundwork.ingest.runs_folder import check_runs_dir
 from groundwork.ingest.tables import RUN_TABLES, column_list, to_arrow
 from groundwork.ingest.shm import Slots
+from groundwork.ingest.single import run_rows
 from groundwork.ingest.work import (INDEX_FIELDS, ChunkResult, _crash_point, _from_ipc, _worker_init,
                                     process_index_lines, run_task)
 from groundwork.ingest.work import process_chunk  # noqa: F401 - replaced by benchmarks/pipeline_floor.py
@@ -1303,45 +1304,11 @@ def _load_schemas(loader: _Loader, present: bool):
 
 
 def load_single(con: duckdb.DuckDBPyConnection, spans_path, envelope_path, request_path=None) -> str:
-    """Load one spans file + envelope (+ request) as a run, for a drop-in lint of files that are
-    not in an archive (like ``workbench lint SPANS ENVELOPE``).
-
-    The run is keyed by the envelope's invocation_id when it is a string, else by the envelope
-    path. Any earlier rows under that key are replaced. Returns the key (runs.invocation_id).
+    """Load one spans file + envelope (+ request) as a run (``ingest.single.run_rows``), for a
+    drop-in lint of files that are not in an archive (like ``workbench lint SPANS ENVELOPE``).
+    Any earlier rows under the run's key are replaced. Returns the key (runs.invocation_id).
     """
-    listing = RunListing("")
-    for role, p in (("spans.jsonl", spans_path), ("envelope.json", envelope_path), ("request.json", request_path)):
-        if p is None:
-            continue
-        if not os.path.exists(p):
-            continue
-        f = FileEntry(role)
-        read_entry(os.fspath(p), f)  # as a run folder's files are read: bounded, no FIFO waited on
-        if f.error is not None and f.error[0] == K.UNREADABLE:
-            f.error = (K.UNREADABLE, f.error[1].replace("cannot read:", f"cannot read {p}:", 1)
-                       if f.error[1].startswith("cannot read:") else f"{p}: {f.error[1]}")
-        listing.files[role] = f
-    key = None
-    env = listing.files.get("envelope.json")
-    if env is not None and env.data is not None:
-        try:
-            doc = loads(decode_utf8(env.data)[0])
-            if isinstance(doc, dict) and isinstance(doc.get("invocation_id"), str):
-                key = vstr(doc["invocation_id"])
-        except (ValueError, RecursionError):
-            pass
-    if key is None:
-        key = vstr(os.path.abspath(str(envelope_path)))
-    listing.name = key
-    rows, _ = parse_run(listing, None, folder_check=False, run_path="")
-    # issue paths name the files as given
-    given = {"spans.jsonl": str(spans_path), "envelope.json": str(envelope_path),
-             "request.json": str(request_path) if request_path else "request.json"}
-    not_given = {"grounding.txt"} | ({"request.json"} if request_path is None else set())
-    issues = [dict(zip(rows.fields.get("ingest_issues", ()), row)) for row in rows.rows["ingest_issues"]]
-    rows.rows["ingest_issues"] = [tuple({**i, "path": given.get(i["path"], i["path"])}.values())
-                                  for i in issues if i["path"] not in not_given]
-    rows.rows["run_files"] = []
+    key, rows = run_rows(spans_path, envelope_path, request_path)
     with _transaction(con):
         _with_table(con, "_gw_replace", pa.table({"id": pa.array([key], pa.string())}), lambda: [
             con.execute(f"DELETE FROM {t} WHERE invocation_id IN (SELECT id FROM _gw_replace)") for t in RUN_TABLES])

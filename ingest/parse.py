@@ -30,7 +30,7 @@ from groundwork.core.jsontext import (
 from groundwork.ingest.scan import FileEntry, RunListing
 from groundwork.ingest import spans
 from groundwork.ingest.spans import check_cycles, long_line_message, native_spans, parse_spans
-from groundwork.ingest.tables import COLUMNS, RowSet
+from groundwork.ingest.tables import COLUMN_NAMES, RowSet
 
 # ingest/_envelope_native.c: envelope.json / request.json bytes -> exactly the rows below, or None
 # (declined: the Python path runs); given its constants once, from where they are defined. None
@@ -49,7 +49,7 @@ REQUEST = "request.json"
 GROUNDING = "grounding.txt"
 SOURCES = "sources.txt"
 
-_RUN_COLS = tuple(name for name, _ in COLUMNS["runs"])
+_RUN_COLS = COLUMN_NAMES["runs"]
 _run_tuple = operator.itemgetter(*_RUN_COLS)
 # the columns of file_rows() and issue_rows(), in their tuples' order
 FILE_FIELDS = ("invocation_id", "file_name", "size", "mtime_ns", "sha256")

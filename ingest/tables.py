@@ -4,21 +4,19 @@ Rows are plain tuples, each kind with the names of its columns in its own order 
 ``envelope.EVIDENCE_FIELDS``, ...: defined where the rows are built); ``RowSet`` gathers them per
 table and ``to_arrow`` turns them into Arrow tables by column name, for
 ``INSERT INTO t (cols) SELECT cols FROM arrow``.
+
+``COLUMN_TYPES`` names each column's type (S string, I int32, B int64, BOOL, TS timestamp in
+microseconds, F float64, J JSON text) without pyarrow, which a drop-in lint of one run never
+imports (groundwork.ingest.single); ``COLUMNS`` and ``SCHEMAS`` (the same columns with their
+Arrow types) import it on first use.
 """
 
 from __future__ import annotations
 
-import pyarrow as pa
+S, I, B, BOOL, TS, F = "S", "I", "B", "BOOL", "TS", "F"
+J = "J"  # DuckDB JSON columns are filled from VARCHAR text
 
-S = pa.string()
-I = pa.int32()
-B = pa.int64()
-BOOL = pa.bool_()
-TS = pa.timestamp("us")
-F = pa.float64()
-J = pa.string()  # DuckDB JSON columns are filled from VARCHAR text
-
-COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
+COLUMN_TYPES: dict[str, list[tuple[str, str]]] = {
     "runs": [
         ("invocation_id", S), ("run_path", S), ("ingest_id", I), ("missing", BOOL),
         ("lintable", BOOL), ("unlintable_reason", S), ("verifiable", BOOL), ("unverifiable_reason", S),
@@ -82,7 +80,25 @@ COLUMNS: dict[str, list[tuple[str, pa.DataType]]] = {
 # tables holding the contents of one run (replaced whole when the run is reloaded)
 RUN_TABLES = ("runs", "spans", "payload_refs", "evidence", "delegations", "run_files", "ingest_issues")
 
-SCHEMAS = {t: pa.schema(cols) for t, cols in COLUMNS.items()}
+COLUMN_NAMES: dict[str, tuple[str, ...]] = {t: tuple(name for name, _ in cols) for t, cols in COLUMN_TYPES.items()}
+
+
+def _arrow_type(pa, code: str):
+    return {"S": pa.string(), "I": pa.int32(), "B": pa.int64(), "BOOL": pa.bool_(), "TS": pa.timestamp("us"),
+            "F": pa.float64(), "J": pa.string()}[code]
+
+
+def __getattr__(name: str):
+    """``COLUMNS`` (each table's columns with their Arrow types) and ``SCHEMAS`` (Arrow schemas),
+    made on first use."""
+    if name not in ("COLUMNS", "SCHEMAS"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import pyarrow as pa
+
+    columns = {t: [(n, _arrow_type(pa, code)) for n, code in cols] for t, cols in COLUMN_TYPES.items()}
+    globals()["COLUMNS"] = columns
+    globals()["SCHEMAS"] = {t: pa.schema(cols) for t, cols in columns.items()}
+    return globals()[name]
 
 
 class RowSet:
@@ -122,17 +138,25 @@ _checked: set[tuple[str, tuple[str, ...]]] = set()
 def to_arrow(table: str, rows: list[tuple], fields: tuple[str, ...]) -> pa.Table:
     """The Arrow table of ``rows``, whose columns ``fields`` names in order (any order: each goes
     to its column by name; the fields must be exactly the table's columns)."""
+    import pyarrow as pa
+
+    schemas = globals().get("SCHEMAS") or __getattr__("SCHEMAS")
     if not rows:
-        return SCHEMAS[table].empty_table()
+        return schemas[table].empty_table()
+    check_fields(table, fields)
+    columns = dict(zip(fields, zip(*rows)))
+    return pa.Table.from_arrays([pa.array(columns[f.name], type=f.type) for f in schemas[table]],
+                                schema=schemas[table])
+
+
+def check_fields(table: str, fields: tuple[str, ...]) -> None:
+    """ValueError unless ``fields`` are exactly the columns of ``table`` (in any order)."""
     if (table, fields) not in _checked:
-        names = [name for name, _ in COLUMNS[table]]
+        names = COLUMN_NAMES[table]
         if len(fields) != len(names) or set(fields) != set(names):
             raise ValueError(f"{table} rows have the columns {fields}; the table has {tuple(names)}")
         _checked.add((table, fields))
-    columns = dict(zip(fields, zip(*rows)))
-    return pa.Table.from_arrays([pa.array(columns[name], type=typ) for name, typ in COLUMNS[table]],
-                                schema=SCHEMAS[table])
 
 
 def column_list(table: str) -> str:
-    return ", ".join(name for name, _ in COLUMNS[table])
+    return ", ".join(COLUMN_NAMES[table])

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
 from groundwork.checks.rules import STRINGS_AND_COMMENTS, Rule, run
 from groundwork.core.errors import GroundworkError
@@ -258,6 +257,8 @@ def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, 
     try:
         scoped = runs is not None or scope_query is not None
         if runs is not None:
+            import pyarrow as pa  # here: a drop-in lint (groundwork.checks.onerun) never needs it
+
             con.register("lint_scope_arrow", pa.table({"invocation_id": pa.array(list(runs), pa.string())}))
             scope_query = "SELECT DISTINCT invocation_id FROM lint_scope_arrow"
         if scoped:

@@ -37,52 +37,12 @@ import pyarrow.compute as pc
 
 from groundwork import __version__
 from groundwork.checks import derived, rules as rules_mod, store
+from groundwork.checks import verdicts
+from groundwork.checks.verdicts import BASE_SQL as _BASE_SQL
+from groundwork.checks.verdicts import CYCLE_REASON, FAILED, PASSED, UNLINTABLE, RunVerdict, base_sql  # noqa: F401
 from groundwork.checks.messages import GROUNDING, TEXT_SOURCES, Grounding, grounding_texts, precompile, render_rows
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import ROW_GROUP_SIZE, schema_files, transaction
-
-PASSED, FAILED, UNLINTABLE = "passed", "failed", "unlintable"
-CYCLE_REASON = "span-id cycle reachable from invoke_agent: the workbench linter never returns (docs/rules.md#gw1)"
-
-
-@dataclass(slots=True)
-class RunVerdict:
-    """One run's verdict: the workbench's report (docs/rules.md#grounding-text) plus groundwork's findings."""
-
-    invocation_id: str
-    status: str
-    mode: str | None
-    retrieval_count: int
-    chat_count: int
-    violations: list[str] = field(default_factory=list)
-    codes: list[str] = field(default_factory=list)
-    findings: list[tuple[str, str]] = field(default_factory=list)
-    summary: str | None = None
-    reason: str | None = None
-
-    @property
-    def passed(self) -> bool:
-        return self.status == PASSED
-
-    @property
-    def grounding_txt(self) -> str | None:
-        """Exact grounding.txt content (None when the workbench could not lint the run)."""
-        return None if self.summary is None else self.summary + "\n"
-
-    def report(self) -> dict:
-        """The workbench's report object (docs/rules.md#grounding-text) plus status, reason and findings."""
-        return {
-            "invocation_id": self.invocation_id,
-            "passed": self.passed,
-            "mode": self.mode,
-            "violations": list(self.violations),
-            "retrieval_count": self.retrieval_count,
-            "chat_count": self.chat_count,
-            "status": self.status,
-            "reason": self.reason,
-            "findings": [message for _, message in self.findings],
-        }
-
 
 @dataclass
 class LintResult:
@@ -245,28 +205,6 @@ def _scope(con, runs: list[str] | None) -> list[str] | None:
     return wanted
 
 
-# A run is unlintable when ingest found a crash whatever step the workbench stops at
-# (runs.lintable), when its span walk never ends (lint_cycles), or when the workbench gets past
-# its early stops and then reads an envelope value it crashes on (lint_judged.crash_reason,
-# docs/rules.md#early-stops): a run stopped at step 1 or 3 gets its report whatever those hold.
-_BASE_SQL = """
-SELECT r.invocation_id,
-       r.lintable AND c.invocation_id IS NULL AND j.crash_reason IS NULL AS lintable,
-       CASE WHEN NOT r.lintable THEN coalesce(r.unlintable_reason, 'unlintable')
-            WHEN c.invocation_id IS NOT NULL THEN $cycle_reason
-            ELSE j.crash_reason END AS reason,
-       CASE WHEN r.grounding_mode_truthy THEN r.grounding_mode END AS mode,
-       coalesce(n.retrieval_count, 0) AS retrieval_count,
-       coalesce(n.chat_count, 0) AS chat_count,
-       r.ingest_id,
-       x.context_key{kept}
-FROM runs r
-LEFT JOIN lint_cycles c USING (invocation_id)
-LEFT JOIN lint_judged j USING (invocation_id)
-LEFT JOIN lint_counts n USING (invocation_id)
-LEFT JOIN lint_context x USING (invocation_id)
-{kept_join}{where}
-"""
 # With a pass that reads lint_store without refreshing it first: whether each run is as the
 # store was brought up to date with (same ingest_id).
 _KEPT = ",\n       coalesce(r.ingest_id = k.ingest_id, false) AS kept"
@@ -311,7 +249,8 @@ GROUP BY v.invocation_id
 
 # Besides the rule files and their message templates, the verdicts depend on these files: a
 # change to any of them changes the rule-set hash, so no verdict is reused across it.
-_TEXT_SOURCES = TEXT_SOURCES + (Path(__file__), Path(rules_mod.__file__), Path(derived.__file__), *schema_files())
+_TEXT_SOURCES = TEXT_SOURCES + (Path(__file__), Path(verdicts.__file__), Path(rules_mod.__file__), Path(derived.__file__),
+                                *schema_files())
 
 
 def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = None,
@@ -556,12 +495,6 @@ def ruleset_hash(chosen: tuple[rules_mod.Rule, ...]) -> str:
     """The rule-set hash a pass over rules ``chosen`` records (lints.ruleset_hash): their files,
     templates and every file the texts depend on."""
     return rules_mod.ruleset_hash(chosen, extra=_TEXT_SOURCES)
-
-
-def base_sql() -> str:
-    """The per-run query of a full pass (every run): lintable, reason, mode and counts; binds
-    ``$cycle_reason`` (CYCLE_REASON)."""
-    return _BASE_SQL.format(where="", kept="", kept_join="")
 
 
 def _columns(con, sql: str, params: dict) -> list[list]:

@@ -6,8 +6,11 @@ the rule file ``sql/rules/<stem>.sql`` (``Rule.template``), whose ``r`` is one r
 verdict). The environment is groundwork.core.templating's, so compiled templates are kept
 between processes.
 
-Rendering is in bulk: a template is wrapped in a loop over the rows (``_BulkLoader``) and
+Rendering is in bulk: a template is wrapped in a loop over the rows (``_bulk_source``) and
 rendered once for many rows; per-row rendering costs ~3x more, which matters at 100,000 runs.
+A wrapped template is rendered by its plain Python translation when the template cache holds
+one (groundwork.core.plaintemplates: made by the first process that renders it), so a process
+that renders a few messages (the drop-in lint and verify) does not import jinja2.
 """
 
 from __future__ import annotations
@@ -17,21 +20,24 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-import jinja2
+from groundwork.core import plaintemplates, pyrepr
+from groundwork.core.cachedir import cache_dir
+from groundwork.core.paths import CHECK_TEMPLATES_DIR
 
-from groundwork.core import pyrepr, templating
-from groundwork.core.templating import build_environment, template_cache
-
-TEMPLATES_DIR = Path(__file__).resolve().with_name("templates")
+TEMPLATES_DIR = CHECK_TEMPLATES_DIR
 GROUNDING = "grounding.txt.j2"
 SOURCES = "sources.txt.j2"
 
+# groundwork.core.templating: the environment's settings and filters (read, not imported: it
+# imports jinja2). Part of the key of a template's plain translation too.
+_TEMPLATING = Path(plaintemplates.__file__).resolve().with_name("templating.py")
 # The files every text depends on besides its template: a change to any of them may change a
 # text (the lint's rule-set hash covers them, so no verdict is reused across it).
 TEXT_SOURCES = (
     TEMPLATES_DIR / GROUNDING,
     Path(__file__).resolve(),
-    Path(templating.__file__).resolve(),
+    _TEMPLATING,
+    Path(plaintemplates.__file__).resolve(),
     Path(pyrepr.__file__).resolve(),
     Path(pyrepr.__file__).resolve().with_name("unicode14_nonprintable.txt"),
 )
@@ -40,43 +46,94 @@ _SEP = "\x00"
 
 
 @lru_cache(maxsize=1)
-def _environment() -> jinja2.Environment:
+def _environment():
+    from groundwork.core.templating import build_environment, template_cache
+
     return build_environment(TEMPLATES_DIR, template_cache())
 
 
-class _BulkLoader(jinja2.BaseLoader):
-    """Serves ``<var>:<name>``: template ``name`` wrapped in a loop over ``rows`` (see
-    ``_bulk_template``), compiled and cached like any other template."""
-
-    def __init__(self, inner: jinja2.BaseLoader):
-        self.inner = inner
-
-    def get_source(self, environment, template):
-        var, _, name = template.partition(":")
-        source, filename, uptodate = self.inner.get_source(environment, name)
-        if source.endswith("\n"):
-            source = source[:-1]
-        return "{% for " + var + " in rows %}" + source + _SEP + "{% endfor %}", filename, uptodate
+def _bulk_source(source: str, var: str) -> str:
+    """A template's source wrapped in a loop over ``rows``: each row's text without the
+    template's final newline, followed by NUL."""
+    if source.endswith("\n"):
+        source = source[:-1]
+    return "{% for " + var + " in rows %}" + source + _SEP + "{% endfor %}"
 
 
 @lru_cache(maxsize=1)
 def _bulk_environment():
+    import jinja2
+
+    class BulkLoader(jinja2.BaseLoader):
+        """Serves ``<var>:<name>``: template ``name`` wrapped in a loop over ``rows``
+        (``_bulk_source``), compiled and cached like any other template."""
+
+        def __init__(self, inner: jinja2.BaseLoader):
+            self.inner = inner
+
+        def get_source(self, environment, template):
+            var, _, name = template.partition(":")
+            source, filename, uptodate = self.inner.get_source(environment, name)
+            return _bulk_source(source, var), filename, uptodate
+
     env = _environment()
-    return env.overlay(loader=_BulkLoader(env.loader))
+    return env.overlay(loader=BulkLoader(env.loader))
+
+
+class _Jinja:
+    """A wrapped template rendered by Jinja (``render(ctx)``, as a plain translation is called)."""
+
+    def __init__(self, template):
+        self.template = template
+
+    def __call__(self, ctx: dict) -> str:
+        return self.template.render(**ctx)
+
+
+def _source(name: str) -> str:
+    """The text of template ``name`` as Jinja's FileSystemLoader reads it (a missing one raises
+    Jinja's TemplateNotFound)."""
+    try:
+        with open(TEMPLATES_DIR / name, encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        import jinja2
+
+        raise jinja2.TemplateNotFound(name) from None
 
 
 @lru_cache(maxsize=None)
 def _bulk_template(name: str, var: str):
-    """Template ``name`` wrapped in a loop: one render call for many rows.
+    """Template ``name`` wrapped in a loop: one render call (``render(ctx)``) for many rows.
 
     A message is the template's text for one row without its final newline; rows are separated
-    by NUL.
+    by NUL. The plain translation kept in the template cache when there is one; else Jinja's
+    template, whose translation is then kept for the next process.
     """
-    return _bulk_environment().get_template(f"{var}:{name}")
+    folder = cache_dir(plaintemplates.CACHE_ENV, "templates")
+    path = None
+    if folder is not None:
+        source = _bulk_source(_source(name), var)
+        path = plaintemplates.cache_path(folder, source, _TEMPLATING.read_text(encoding="utf-8"))
+        plain = plaintemplates.load(path)
+        if plain is not None:
+            return plain
+    template = _bulk_environment().get_template(f"{var}:{name}")
+    if path is not None:
+        code = plaintemplates.translate(_bulk_environment(), source)
+        if code is not None:
+            plaintemplates.store(path, code)
+            plain = plaintemplates.load(path)
+            if plain is not None:
+                return plain
+    return _Jinja(template)
+
 
 
 def precompile(names, var: str = "r") -> None:
     """Compile templates ``names`` now (a missing one is reported when a row needs it)."""
+    import jinja2
+
     for name in names:
         try:
             _bulk_template(name, var)
@@ -88,20 +145,19 @@ def render_many(name: str, rows: list, var: str = "r") -> list[str]:
     """Render template ``name`` once per row (``var`` names the row inside the template)."""
     if not rows:
         return []
-    template = _bulk_template(name, var)
-    pieces = template.render(rows=rows).split(_SEP)
+    render = _bulk_template(name, var)
+    pieces = render({"rows": rows}).split(_SEP)
     if len(pieces) == len(rows) + 1:
         return pieces[:-1]
     # Some value carried a NUL itself: render those rows one by one.
-    return [template.render(rows=[row])[:-1] for row in rows]
+    return [render({"rows": [row]})[:-1] for row in rows]
 
 
 @lru_cache(maxsize=None)
 def _reads_run_id(name: str) -> bool:
     """Whether template ``name`` looks at ``invocation_id`` (else a row's text depends only on
     its other columns)."""
-    env = _environment()
-    return re.search(r"\binvocation_id\b", env.loader.get_source(env, name)[0]) is not None
+    return re.search(r"\binvocation_id\b", _source(name)) is not None
 
 
 def render_rows(name: str, columns: list[str], rows: list[tuple]) -> list[str]:

@@ -57,7 +57,7 @@ from pathlib import Path
 
 import duckdb
 
-from groundwork.checks.messages import TEMPLATES_DIR
+from groundwork.core.paths import CHECK_TEMPLATES_DIR as TEMPLATES_DIR
 from groundwork.core.errors import GroundworkError
 from groundwork.core.paths import RULES_DIR
 

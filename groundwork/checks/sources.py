@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pyarrow as pa
 import yaml
 
 from groundwork.core.jsontext import loads, needs_exact, vstr  # json.loads results at orjson speed; storable str()
@@ -29,6 +28,7 @@ from groundwork.core.canonical import CanonicalisationError, canonical_bytes, pr
 from groundwork.core.errors import ConfigError
 from groundwork.core.pyrepr import pyrepr, pystr
 from groundwork.core.regular import read_regular
+from groundwork.core.values import ARROW_ROWS, insert_values
 
 REQUIRED_KEYS = ("snapshot_refs", "path", "id_field", "sha256")
 
@@ -277,9 +277,8 @@ def _config_id(con, config: SourcesConfig) -> int:
     rows = [(new_id, e.index, ref, e.copy_id, e.path, str(e.file), pystr_safe(e.id_field), e.pin)
             for e in config.entries for ref in e.snapshot_refs]
     if rows:
-        cols = list(zip(*rows))
         names = ["config_id", "entry_index", "snapshot_ref", "copy_id", "path", "file", "id_field", "sha256"]
-        _insert_arrow(con, "source_refs", pa.table({n: list(c) for n, c in zip(names, cols)}))
+        insert_values(con, "source_refs", names, rows)
     return new_id
 
 
@@ -292,7 +291,25 @@ def _insert_arrow(con, table: str, data: pa.Table) -> None:
         con.unregister(name)
 
 
+_RECORD_COLUMNS = ("copy_id", "record_id", "ord", "hash_identity", "hash_identity_error", "hash_fairsharing",
+                   "hash_fairsharing_error", "record_json")
+
+
+def _insert_records(con, copy: SourceCopy) -> None:
+    """The copy's records into source_records: with bound parameters when they are few (a
+    drop-in verify then never imports pyarrow), else as an Arrow table."""
+    if len(copy.records) > ARROW_ROWS:
+        _insert_arrow(con, "source_records", _copy_table(copy))
+        return
+    insert_values(con, "source_records", _RECORD_COLUMNS, [
+        # stored like evidence.source_id: a lone surrogate (JSON escape) becomes U+FFFD
+        (copy.entry.copy_id, vstr(r.record_id), r.ord, r.hash_identity, r.hash_identity_error, r.hash_fairsharing,
+         r.hash_fairsharing_error, r.record_json) for r in copy.records.values()])
+
+
 def _copy_table(copy: SourceCopy) -> pa.Table:
+    import pyarrow as pa
+
     recs = list(copy.records.values())
     n = len(recs)
     return pa.table({
@@ -324,7 +341,7 @@ def load_into_warehouse(con, path: str | Path) -> LoadedSources:
             con.execute("INSERT INTO source_copies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         [copy.entry.copy_id, copy.entry.pin, pystr_safe(copy.entry.id_field), copy.format,
                          copy.size, copy.records_read, len(copy.records), now])
-            _insert_arrow(con, "source_records", _copy_table(copy))
+            _insert_records(con, copy)
         config_id = _config_id(con, config)
         con.execute("COMMIT")
     except BaseException:

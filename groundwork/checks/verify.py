@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pyarrow as pa
-
 from groundwork import __version__ as TOOL_VERSION
 from groundwork.checks import messages, sources as sources_mod
 from groundwork.checks import rules as rules_mod
@@ -159,6 +157,8 @@ def scoped_items(con, runs=None):
     """
     try:
         if runs is not None:
+            import pyarrow as pa  # here and below: a drop-in verify (one run) never needs it
+
             con.register("_verify_scope", pa.table({"invocation_id": pa.array(list(runs), pa.string())}))
             where = " WHERE invocation_id IN (SELECT invocation_id FROM _verify_scope)"
         else:
@@ -225,6 +225,8 @@ GROUP BY v.invocation_id
 
 def _reusable(con, cfg: int, ruleset: str, runs) -> pa.Table | None:
     """(invocation_id, lint_id) of every run (of ``runs``) whose verdict in a recent pass still holds."""
+    import pyarrow as pa
+
     candidates = [r[0] for r in con.execute(_CANDIDATES_SQL, {"ruleset": ruleset, "tool_version": TOOL_VERSION,
                                                                "config": cfg}).fetchall()]
     if not candidates:
@@ -262,8 +264,8 @@ def verify_warehouse(con, sources_path, *, runs=None, record=True, reuse=False) 
     rules = source_rules()
     ruleset = ruleset_hash(rules)
     reused = _reusable(con, cfg, ruleset, runs) if reuse else None
-    con.register("verify_reused", reused if reused is not None else
-                 pa.table({"invocation_id": pa.array([], pa.string()), "lint_id": pa.array([], pa.int32())}))
+    if reused is not None:  # read only when it has rows (reused_counts, record_history)
+        con.register("verify_reused", reused)
     try:
         scope = runs
         if reused is not None and reused.num_rows:
@@ -285,7 +287,8 @@ def verify_warehouse(con, sources_path, *, runs=None, record=True, reuse=False) 
         if record:
             result.lint_id = record_history(con, result, started_at=t0, ruleset=ruleset, all_runs=runs is None)
     finally:
-        con.unregister("verify_reused")
+        if reused is not None:
+            con.unregister("verify_reused")
     result.seconds = (datetime.now(timezone.utc) - t0).total_seconds()
     return result
 
@@ -394,6 +397,8 @@ def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: 
 
     Fresh verdicts are written from Arrow tables; reused ones are copied inside the warehouse
     (the ``verify_reused`` relation registered by ``verify_warehouse``)."""
+    import pyarrow as pa
+
     naive = lambda t: t.astimezone(timezone.utc).replace(tzinfo=None)  # noqa: E731
     finished = datetime.now(timezone.utc)
     runs = result.fresh

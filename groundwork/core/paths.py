@@ -21,3 +21,4 @@ RULES_DIR = SQL_DIR / "rules"
 QUERIES_DIR = SQL_DIR / "queries"
 SCHEMA_DIR = SQL_DIR / "schema"            # the warehouse schema: its files, applied in file name order
 DERIVED_DIR = SCHEMA_DIR / "30_derived"   # the derived relations the rule files read, one file each
+CHECK_TEMPLATES_DIR = PACKAGE / "checks" / "templates"  # the checks' message, grounding.txt and sources.txt templates

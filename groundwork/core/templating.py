@@ -21,14 +21,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from jinja2.bccache import Bucket, FileSystemBytecodeCache
 
 from groundwork.core.cachedir import cache_dir
-from groundwork.core.pyrepr import pyrepr, repr_json, repr_str_json
-
-CACHE_ENV = "GROUNDWORK_TEMPLATE_CACHE"  # a directory, or "off"; default ~/.cache/groundwork/templates
-
-
-def _h12(value) -> str:
-    """First 12 characters of str(value) (the workbench's {h[:12]})."""
-    return ("None" if value is None else str(value))[:12]
+from groundwork.core.plaintemplates import CACHE_ENV, TEXT_FILTERS  # noqa: F401 - CACHE_ENV: named here too
 
 
 def _settings(env: Environment, name: str | None) -> str:
@@ -88,8 +81,5 @@ def build_environment(templates_dir: str | os.PathLike, cache: TemplateCache | N
         keep_trailing_newline=True,
         bytecode_cache=cache,
     )
-    env.filters["repr_json"] = repr_json   # JSON text column -> Python repr
-    env.filters["pyrepr"] = pyrepr         # parsed value -> Python repr
-    env.filters["repr_str_json"] = repr_str_json  # JSON text column -> repr of its str()
-    env.filters["h12"] = _h12
+    env.filters.update(TEXT_FILTERS)  # repr_json, pyrepr, repr_str_json, h12 (groundwork.core.plaintemplates)
     return env

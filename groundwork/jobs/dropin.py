@@ -5,7 +5,10 @@ lint SPANS ENVELOPE`, for `workbench lint`) or source-checked (`groundwork verif
 
 A drop-in is a whole process per run, so it pays only for what one run needs: each job imports
 its own check (lint or verify, not both), and its warehouse holds only the tables and views
-that check reads (``warehouse.apply_schema_for``), not the whole schema.
+that check reads (``warehouse.apply_schema_for``), not the whole schema. The run's rows are
+ingest's (``ingest.single.run_rows``), written with bound parameters (``insert_rows``), and the
+lint runs on one connection (groundwork.checks.onerun): no pyarrow, no worker threads
+(tests/cli/test_dropin.py checks what a drop-in process imports).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import duckdb
 
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import apply_schema_for, relations_named
+from groundwork.ingest.single import insert_rows, run_rows
 from groundwork.ingest.tables import RUN_TABLES
 
 # What verify's loader of sources.yaml (checks.sources.load_into_warehouse) writes and reads.
@@ -43,23 +47,32 @@ def _one_run_warehouse(relations) -> duckdb.DuckDBPyConnection:
     return con
 
 
+def _load(con, spans, envelope) -> str:
+    """Write the run of ``spans`` and ``envelope`` into the empty warehouse ``con``, as ingest
+    parses it; return its key."""
+    key, rows = run_rows(spans, envelope)
+    insert_rows(con, rows)
+    return key
+
+
 def lint_pair(spans, envelope):
     """The lint verdict (checks.lint.RunVerdict) of one spans.jsonl and envelope.json (its
     ``grounding_txt`` is never None)."""
     # Imported here, not at the top: `groundwork verify ENVELOPE` does not need the lint.
     from groundwork.checks import derived, rules
-    from groundwork.checks.lint import lint_warehouse
-    from groundwork.ingest import issues, load_single
+    from groundwork.checks.onerun import lint_one
+    from groundwork.ingest import issues
 
     for label, path in (("spans file", spans), ("envelope file", envelope)):
         _readable(label, path)
     # The lint derives its relations itself (derived.materialised): the warehouse needs only
     # what they and the rules read.
-    reads = relations_named("\n".join([*(r.body for r in derived.RELATIONS), *(r.body for r in rules.load_rules())]))
+    chosen = rules.load_rules()
+    reads = relations_named("\n".join([*(r.body for r in derived.RELATIONS), *(r.body for r in chosen)]))
     con = _one_run_warehouse((reads - set(derived.NAMES)) | {LINT_CONTEXT})
     try:
-        key = load_single(con, spans, envelope)
-        verdict = lint_warehouse(con, runs=[key], record=False, reuse=False).verdicts[0]
+        key = _load(con, spans, envelope)
+        verdict = lint_one(con, key, chosen)
         if verdict.grounding_txt is None:
             # an issue that crashes the linter wherever it stops; else the verdict's reason (a
             # cycle, or an envelope value read past the early stops: docs/rules.md#early-stops)
@@ -78,13 +91,11 @@ def verify_envelope(envelope_path, sources_path):
     sources.yaml (one run in ``runs``)."""
     # Imported here, not at the top: `groundwork lint SPANS ENVELOPE` does not need the source check.
     from groundwork.checks.verify import source_rules, verify_warehouse
-    from groundwork.ingest import load_single
-
     _readable("envelope file", envelope_path)
     reads = relations_named("\n".join(r.body for r in source_rules().values()))
     con = _one_run_warehouse(reads | set(SOURCE_TABLES))
     try:
-        load_single(con, None, envelope_path)
+        _load(con, None, envelope_path)
         result = verify_warehouse(con, sources_path, record=False)
     finally:
         con.close()

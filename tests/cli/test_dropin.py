@@ -188,3 +188,84 @@ def test_a_one_run_warehouse_has_only_what_it_needs_defined_as_in_the_whole_sche
     finally:
         part.close()
         whole.close()
+
+
+def test_a_drop_in_process_imports_neither_pyarrow_nor_jinja2(tmp_path):
+    """One run needs neither Arrow (~0.1 s to import) nor Jinja (~0.05 s: its messages are
+    rendered by their plain form, groundwork.core.plaintemplates, once the template cache holds
+    it). The first process fills the cache; the next imports neither."""
+    want = next(w for w in EXPECTED if not w["lint"]["passed"] and not w["sources"]["passed"])
+    folder = CORPUS / "runs" / want["invocation_id"]
+    env = {**__import__("os").environ, "GROUNDWORK_TEMPLATE_CACHE": str(tmp_path / "cache")}
+    calls = (("lint", folder / "spans.jsonl", folder / "envelope.json", want["grounding_txt"]),
+             ("verify", folder / "envelope.json", "--sources", SOURCES, want["sources_txt"]))
+    for *args, text in calls:
+        for _ in range(2):
+            proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "groundwork.cli", *map(str, args)],
+                                  capture_output=True, timeout=120, env=env)
+            assert (proc.returncode, proc.stdout) == (1, text.encode()), args[0]
+        assert not _imported(proc.stderr) & {"pyarrow", "jinja2", "markupsafe", "pandas", "numpy"}, args[0]
+        off = subprocess.run([sys.executable, "-m", "groundwork.cli", *map(str, args)], capture_output=True, timeout=120,
+                             env={**env, "GROUNDWORK_TEMPLATE_CACHE": "off"})  # no cache: Jinja renders, the same
+        assert (off.returncode, off.stdout, off.stderr) == (1, text.encode(), b""), args[0]
+
+
+@pytest.mark.parametrize("arrow_rows", [1000, 0], ids=["bound", "arrow"])
+@pytest.mark.parametrize("want", EXPECTED, ids=lambda w: w["scenario"])
+def test_a_drop_in_writes_the_rows_ingest_writes(want, arrow_rows, monkeypatch):
+    """ingest.single.insert_rows (bound parameters; Arrow above ARROW_ROWS rows) gives each run
+    table exactly the rows the Arrow path of ingest.load.load_single gives it."""
+    from groundwork.ingest import single
+    from groundwork.ingest.single import insert_rows, run_rows
+    from groundwork.ingest.tables import RUN_TABLES, column_list
+
+    monkeypatch.setattr(single, "ARROW_ROWS", arrow_rows)
+    folder = CORPUS / "runs" / want["invocation_id"]
+    arrow, bound = connect(":memory:"), connect(":memory:")
+    try:
+        load_single(arrow, folder / "spans.jsonl", folder / "envelope.json")
+        key, rows = run_rows(folder / "spans.jsonl", folder / "envelope.json")
+        insert_rows(bound, rows)
+        for table in RUN_TABLES:
+            query = f"SELECT {column_list(table)} FROM {table} ORDER BY ALL"
+            assert bound.execute(query).fetchall() == arrow.execute(query).fetchall(), table
+    finally:
+        arrow.close()
+        bound.close()
+
+
+def test_source_records_are_the_same_bound_or_through_arrow(monkeypatch):
+    """checks.sources writes a small copy's records with bound parameters and a large one's
+    through Arrow: the same rows either way."""
+    from groundwork.checks import sources
+
+    tables = []
+    for arrow_rows in (10**9, 0):
+        monkeypatch.setattr(sources, "ARROW_ROWS", arrow_rows)
+        con = connect(":memory:")
+        try:
+            sources.load_into_warehouse(con, SOURCES)
+            tables.append([con.execute(f"SELECT * EXCLUDE (loaded_at) FROM {t} ORDER BY ALL" if t == "source_copies"
+                                       else f"SELECT * FROM {t} ORDER BY ALL").fetchall()
+                           for t in ("source_copies", "source_records", "source_refs")])
+        finally:
+            con.close()
+    assert tables[0] == tables[1] and len(tables[0][1]) > 5
+
+
+def test_garbage_is_collected_as_usual_once_a_drop_in_has_imported():
+    """The process entry imports a drop-in's modules with the cyclic collector off
+    (cli._imports_without_gc); the run itself is collected as usual, and so is the caller's
+    garbage when the collector was on before."""
+    import gc
+
+    assert gc.isenabled()
+    try:
+        assert cli.drop_in(["verify", "e.json"], cli._imports_without_gc) is not None
+        assert gc.isenabled() and gc.get_freeze_count() > 0
+        gc.disable()
+        cli.drop_in(["lint", "a.jsonl", "b.json"], cli._imports_without_gc)
+        assert not gc.isenabled()  # left as it was
+    finally:
+        gc.enable()
+        gc.unfreeze()

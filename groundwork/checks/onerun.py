@@ -1,0 +1,62 @@
+"""The lint of a warehouse holding one run (the drop-in `groundwork lint SPANS ENVELOPE`): the
+same rule files, derived relations, base query and message templates as groundwork.checks.lint,
+run one after another on one connection, without Arrow or worker threads.
+
+``lint_warehouse`` judges many runs column by column in Arrow (pyarrow.compute), in a private
+attached database, with two worker threads; for one run in a process of its own, importing
+pyarrow and starting those threads costs more than the lint itself. Here the derived relations
+are tables of the (throwaway, in-memory) warehouse itself, and the verdict is built from the
+one run's rows as ``checks.lint._assemble`` builds each run's: the workbench's violations of a
+run it cannot lint are not reported (its findings are), a lintable run with a violation fails,
+and its grounding.txt is the grounding template's text (tests/cli/test_dropin.py checks the
+text against the workbench's on every corpus run and against lint_warehouse's on every rule case).
+"""
+
+from __future__ import annotations
+
+from groundwork.checks import derived, rules as rules_mod
+from groundwork.checks.messages import Grounding, grounding_texts, render_rows
+from groundwork.checks.verdicts import CYCLE_REASON, FAILED, PASSED, UNLINTABLE, RunVerdict, base_sql
+
+
+def derive(con) -> None:
+    """Create the derived relations (docs/rules.md#derived-relations) in ``con``'s own schema,
+    over every run it holds: tables, except the cheap views a lint also leaves as views."""
+    for relation in derived.RELATIONS:
+        kind = "TABLE" if relation.name in derived.MATERIALISE else "VIEW"
+        con.execute(f"CREATE {kind} {relation.name} AS\n{relation.body}")
+
+
+def lint_one(con, invocation_id: str, chosen: tuple[rules_mod.Rule, ...] | None = None) -> RunVerdict:
+    """The lint verdict of run ``invocation_id``, the only run of the warehouse ``con`` (whose
+    schema holds the run tables and the relations the rules read besides the derived ones), by
+    the rules ``chosen`` (every rule file's, in report order: ``rules.load_rules()``, when None)."""
+    chosen = rules_mod.load_rules() if chosen is None else chosen
+    derive(con)
+    base = con.execute(base_sql(), {"cycle_reason": CYCLE_REASON}).fetchall()
+    if len(base) != 1 or base[0][0] != invocation_id:
+        raise ValueError(f"lint_one: the warehouse must hold run {invocation_id!r} alone")
+    _, lintable, reason, mode, n_retrieval, n_chat, _, _ = base[0]
+    lintable = bool(lintable)
+    verdict = RunVerdict(invocation_id, PASSED, mode, n_retrieval if lintable else 0, n_chat if lintable else 0,
+                         reason=reason)
+    for rule in chosen:
+        columns, rows = rules_mod.run(con, rule)
+        finding = rule.kind != "rule"
+        if not rows or not (lintable or finding):
+            continue
+        for text in render_rows(rule.template, columns, rows):
+            if finding:
+                verdict.findings.append((rule.code, text))
+            else:
+                verdict.codes.append(rule.code)
+                verdict.violations.append(text)
+    if not lintable:
+        verdict.status = UNLINTABLE
+        return verdict
+    failing = bool(verdict.violations)
+    verdict.status = FAILED if failing else PASSED
+    text = grounding_texts([Grounding(not failing, mode, verdict.retrieval_count, verdict.chat_count,
+                                      list(verdict.violations))])[0]
+    verdict.summary = text[:-1]
+    return verdict
