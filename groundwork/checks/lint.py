@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from groundwork import __version__
-from groundwork.checks import derived, rules as rules_mod, store
+from groundwork.checks import current, derived, rules as rules_mod, store
 from groundwork.checks.messages import GROUNDING, TEXT_SOURCES, Grounding, grounding_texts, precompile, render_rows
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import ROW_GROUP_SIZE, schema_files, transaction
@@ -100,6 +100,7 @@ class LintResult:
     findings_count: int
     reused: int = 0
     lint_id: int | None = None
+    kept: bool = False   # no pass recorded: lint_id is a recorded pass that still holds (checks.current)
     started_at: datetime | None = None
     finished_at: datetime | None = None
     _load_reused: object = None
@@ -316,19 +317,27 @@ _TEXT_SOURCES = TEXT_SOURCES + (Path(__file__), Path(rules_mod.__file__), Path(d
 
 def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = None,
                    runs: list[str] | None = None, record: bool = True, reuse: bool = True,
-                   rules_dir: Path | None = None) -> LintResult:
+                   rules_dir: Path | None = None, same_pass: bool = False) -> LintResult:
     """Lint every run of the warehouse (or only ``runs``) with the rules (or only ``codes``).
 
     Runs ingest marked unlintable, runs whose span tree has a reachable cycle, and runs the
     workbench crashes on past its early stops (docs/rules.md#early-stops) get status
     ``unlintable`` (never ``passed``). With ``record`` the pass is appended to the history. With
     ``reuse`` (and all rules) runs unchanged since their latest full lint keep that verdict.
+    With ``same_pass`` too (the nightly job: every run, every rule), when nothing the verdicts
+    depend on changed since a recorded pass of every run (``checks.current``), no pass is
+    recorded: the result is that pass's (``kept``).
     """
     started = datetime.now(timezone.utc)
     registry = rules_mod.load_rules(rules_dir or rules_mod.RULES_DIR)
     chosen = rules_mod.select(registry, codes)
     all_rules = len(chosen) == len(registry)
     ruleset = ruleset_hash(chosen)
+    if same_pass and record and reuse and all_rules and runs is None:
+        kept = current.current_pass(con, "lint", ruleset, __version__)
+        if kept is not None:
+            return _kept_pass(con, kept, chosen, ruleset, started)
+    read_after = current.latest_ingest(con) if record else None  # the runs are read as this ingest left them
     wanted = _scope(con, runs)
     registered: list[str] = []
     try:
@@ -380,11 +389,31 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
                             _load_reused=lambda not_passed=False: _load_verdicts(con, reused, oldest, not_passed))
         result.finished_at = datetime.now(timezone.utc)
         if record:
-            result.lint_id = record_lint(con, result, all_rules=all_rules, all_runs=wanted is None, oldest=oldest)
+            result.lint_id = record_lint(con, result, all_rules=all_rules, all_runs=wanted is None, oldest=oldest,
+                                         ingest_id=read_after)
     finally:
         for name in registered:
             con.unregister(name)
     return result
+
+
+def _kept_pass(con, lint_id: int, chosen, ruleset: str, started: datetime) -> LintResult:
+    """The result of recorded pass ``lint_id``, which still holds for every run: its counts
+    read back, its verdicts when first used."""
+    counts = collections.Counter(dict(con.execute(
+        "SELECT status, count(*) FROM lint_verdicts WHERE lint_id = $id GROUP BY status", {"id": lint_id}).fetchall()))
+    findings = con.execute("SELECT count(*) FROM lint_violations WHERE lint_id = $id AND code LIKE 'GW%'",
+                           {"id": lint_id}).fetchall()[0][0]
+
+    def load(not_passed: bool = False) -> list[RunVerdict]:
+        reused = con.sql("SELECT invocation_id, lint_id FROM lint_verdicts WHERE lint_id = $id",
+                         params={"id": lint_id}).to_arrow_table()
+        return _load_verdicts(con, reused, lint_id, not_passed)
+
+    return LintResult(batch=FreshBatch(), rules=chosen, ruleset_hash=ruleset,
+                      counts={PASSED: counts[PASSED], FAILED: counts[FAILED], UNLINTABLE: counts[UNLINTABLE]},
+                      findings_count=findings, reused=sum(counts.values()), lint_id=lint_id, kept=True,
+                      started_at=started, finished_at=datetime.now(timezone.utc), _load_reused=load)
 
 
 def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
@@ -611,9 +640,10 @@ def _in_row_groups(table: pa.Table) -> pa.Table:
 
 
 def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules: bool,
-                all_runs: bool = False, oldest: int = 0) -> int:
+                all_runs: bool = False, oldest: int = 0, ingest_id: int | None = None) -> int:
     """Append one lint pass to the history (lints, lint_verdicts, lint_violations); return its id.
-    ``all_runs``: the pass gave every run of the warehouse a verdict (lints.all_runs).
+    ``all_runs``: the pass gave every run of the warehouse a verdict (lints.all_runs);
+    ``ingest_id``: the latest ingest when it read the runs (lints.ingest_id).
 
     Fresh verdicts are written from Arrow tables; reused ones are copied inside the warehouse
     (the ``lint_reused`` relation registered by ``lint_warehouse``).
@@ -632,10 +662,11 @@ def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules
             reused_params = {"lint_id": lint_id, "oldest": oldest}
             con.execute(
                 "INSERT INTO lints (lint_id, kind, started_at, finished_at, ruleset_hash, rules, tool_version,"
-                " sources_path, runs_checked, runs_failed, all_rules, all_runs) VALUES (?, 'lint', ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)",
+                " sources_path, runs_checked, runs_failed, all_rules, all_runs, ingest_id)"
+                " VALUES (?, 'lint', ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)",
                 [lint_id, _naive(result.started_at), _naive(result.finished_at), result.ruleset_hash,
                  ",".join(dict.fromkeys(r.code for r in result.rules)), __version__, sum(counts.values()),
-                 counts[FAILED] + counts[UNLINTABLE], all_rules, all_runs])
+                 counts[FAILED] + counts[UNLINTABLE], all_rules, all_runs, ingest_id])
             con.execute(
                 "INSERT INTO lint_verdicts (lint_id, invocation_id, status, passed, mode, retrieval_count,"
                 " chat_count, summary, reason, ingest_id, reused_from, context_key) SELECT $lint_id, invocation_id, status,"

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import duckdb
 import pyarrow as pa
 
-from groundwork.checks import derived
+from groundwork.checks import current, derived
 from groundwork.checks.derived import MATERIALISE, NAMES, WORKERS, derive, materialised, open_workspace
 from groundwork.core.warehouse import memory_at_most, quote_identifier as _quote, transaction
 
@@ -91,11 +91,26 @@ def _comment(con: duckdb.DuckDBPyConnection, target: str, name: str, kind: str) 
                 f"'Rows of the view main.{name}, kept between lints (groundwork.checks.store.stored).'")
 
 
-def _finish_store(con: duckdb.DuckDBPyConnection, target: str, digest: str) -> None:
+def _finish_store(con: duckdb.DuckDBPyConnection, target: str, digest: str, read_after: int | None) -> None:
     with transaction(con):
         for name in NAMES:
             _comment(con, target, name, "TABLE" if name in STORE_TABLES else "VIEW")
         con.execute(f"INSERT INTO {target}.derived_state VALUES ('digest', $digest)", {"digest": digest})
+        _set_watermark(con, target, read_after)
+
+
+# derived_state's key 'ingest_id': the latest ingest when the store was last brought up to date
+# (compared run by run with the warehouse). While no ingest since changed a run
+# (checks.current.runs_changed_since), keep_derived has nothing to do and compares nothing.
+def _set_watermark(con: duckdb.DuckDBPyConnection, target: str, read_after: int | None) -> None:
+    con.execute(f"DELETE FROM {target}.derived_state WHERE key = 'ingest_id'")
+    if read_after is not None:
+        con.execute(f"INSERT INTO {target}.derived_state VALUES ('ingest_id', $id)", {"id": str(read_after)})
+
+
+def _watermark(con: duckdb.DuckDBPyConnection) -> int | None:
+    rows = con.execute(f"SELECT value FROM {_STATE_TABLE} WHERE key = 'ingest_id'").fetchall()
+    return int(rows[0][0]) if rows else None
 
 
 def _changed_runs(con: duckdb.DuckDBPyConnection) -> pa.Table:
@@ -185,7 +200,8 @@ KEEP_MEMORY = "256MiB"  # DuckDB's memory while keep_derived builds the store (l
 def keep_derived(con: duckdb.DuckDBPyConnection, *, workers: int = WORKERS) -> str:
     """Bring the warehouse's lint_store up to date: build it when there is none (or it was built
     with other derived views, or more than half the runs changed since), else derive again only
-    the runs new, reloaded or removed since. Returns ``built``, ``refreshed``, ``fresh`` or
+    the runs new, reloaded or removed since (nothing is compared when no ingest since it was last
+    brought up to date changed a run). Returns ``built``, ``refreshed``, ``fresh`` or
     ``unavailable`` (in-memory or read-only warehouse).
 
     A lint reads the store when it is there but never builds it: writing ~1.7M derived rows of
@@ -200,17 +216,22 @@ def keep_derived(con: duckdb.DuckDBPyConnection, *, workers: int = WORKERS) -> s
 
 def _keep_derived(con: duckdb.DuckDBPyConnection, workers: int) -> str:
     database = con.execute("SELECT current_database()").fetchall()[0][0]
+    target = f"{_quote(database)}.{STORE}"
     digest = derived_digest()
+    read_after = current.latest_ingest(con)  # the runs are read as this ingest left them
     if _stored_digest(con) == digest:
+        if not current.runs_changed_since(con, _watermark(con)):
+            return "fresh"
         changed = _changed_runs(con)
         if not _mostly_changed(con, changed, 0.5):
-            return "refreshed" if _refresh_store(con, database, workers, changed) else "fresh"
-    target = f"{_quote(database)}.{STORE}"
+            outcome = "refreshed" if _refresh_store(con, database, workers, changed) else "fresh"
+            _set_watermark(con, target, read_after)
+            return outcome
     _start_store(con, target)
     with open_workspace(con, workers, f"{target},{_quote(database)}.main") as workspace:
         derive(workspace, target, scoped=False, tables=STORE_TABLES, by_run_key=True)
         workspace.wait()
-    _finish_store(con, target, digest)
+    _finish_store(con, target, digest, read_after)
     return "built"
 
 
