@@ -248,7 +248,8 @@ def _reusable(con, cfg: int, ruleset: str, runs) -> pa.Table | None:
     return found
 
 
-def verify_warehouse(con, sources_path, *, runs=None, record=True, reuse=False, same_pass=False) -> VerifyResult:
+def verify_warehouse(con, sources_path, *, runs=None, record=True, reuse=False, same_pass=False,
+                     pinned_files="read") -> VerifyResult:
     """Source-check every run of the warehouse (or only ``runs``) against a sources.yaml.
 
     Raises ConfigError (one line, exit 2) for an unusable sources.yaml or a copy that no longer
@@ -257,10 +258,12 @@ def verify_warehouse(con, sources_path, *, runs=None, record=True, reuse=False, 
     keep that verdict, read back from the warehouse only when ``runs`` is used: keep ``con`` open
     until then. With ``same_pass`` too (every run), when nothing the verdicts depend on changed
     since a recorded pass of every run under this configuration (``checks.current``), no pass is
-    recorded: the result is that pass's (``kept``).
+    recorded: the result is that pass's (``kept``). ``pinned_files``: whether the copies' files
+    are all read or trusted while as they were when their bytes last matched their pins
+    (``sources.load_into_warehouse``).
     """
     t0 = datetime.now(timezone.utc)
-    loaded = load_into_warehouse(con, sources_path)
+    loaded = load_into_warehouse(con, sources_path, pinned_files=pinned_files)
     cfg = loaded.config_id
     rules = source_rules()
     ruleset = ruleset_hash(rules)

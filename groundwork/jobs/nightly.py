@@ -211,7 +211,9 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
             verify = None
             if sources is not None:
                 with phase("verify"):
-                    verify = verify_warehouse(con, sources, record=True, reuse=True, same_pass=True)
+                    # A full scan reads every file again, the pinned copies' included.
+                    verify = verify_warehouse(con, sources, record=True, reuse=True, same_pass=True,
+                                              pinned_files="record" if full else "trust")
             lint_id = _attr(lint, "lint_id")
             verify_id = _attr(verify, "lint_id", "verify_id") if verify is not None else None
             if lint_id is None:

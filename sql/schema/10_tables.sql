@@ -559,6 +559,26 @@ COMMENT ON COLUMN source_records.hash_fairsharing IS 'SHA-256 of the record''s j
 COMMENT ON COLUMN source_records.hash_fairsharing_error IS 'Why hash_fairsharing is NULL.';
 COMMENT ON COLUMN source_records.record_json IS 'The record as compact JSON with sorted keys (Python json.dumps form).';
 
+CREATE TABLE IF NOT EXISTS source_files (
+    file       VARCHAR PRIMARY KEY,
+    size       BIGINT,
+    mtime_ns   BIGINT,
+    ctime_ns   BIGINT,
+    inode      BIGINT,
+    device     BIGINT,
+    sha256     VARCHAR,
+    checked_at TIMESTAMP
+);
+COMMENT ON TABLE source_files IS 'Each pinned data file as it was when its bytes last matched their pin: a nightly that is not a full scan takes a file whose size, inode, device, mtime and ctime are all the same to hold the same bytes (any write, and any reset of the mtime, changes the ctime) and does not read it again (groundwork.checks.sources).';
+COMMENT ON COLUMN source_files.file IS 'Absolute path of the data file.';
+COMMENT ON COLUMN source_files.size IS 'Size in bytes.';
+COMMENT ON COLUMN source_files.mtime_ns IS 'Modification time (ns).';
+COMMENT ON COLUMN source_files.ctime_ns IS 'Status change time (ns).';
+COMMENT ON COLUMN source_files.inode IS 'Inode number.';
+COMMENT ON COLUMN source_files.device IS 'Device number.';
+COMMENT ON COLUMN source_files.sha256 IS 'SHA-256 of the bytes, equal to the pin they were checked against.';
+COMMENT ON COLUMN source_files.checked_at IS 'UTC time the bytes were last read and checked.';
+
 -- ------------------------------------------------------------------------------------------
 -- Nightly job history (helper E: groundwork/jobs/nightly.py). One row per `groundwork nightly`;
 -- "new / resolved / still failing" compare a nightly's lint and verify passes with those of
