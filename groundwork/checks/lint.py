@@ -317,7 +317,7 @@ _TEXT_SOURCES = TEXT_SOURCES + (Path(__file__), Path(rules_mod.__file__), Path(d
 
 def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = None,
                    runs: list[str] | None = None, record: bool = True, reuse: bool = True,
-                   rules_dir: Path | None = None, same_pass: bool = False) -> LintResult:
+                   rules_dir: Path | None = None, same_pass: bool = False, keep_store: bool = False) -> LintResult:
     """Lint every run of the warehouse (or only ``runs``) with the rules (or only ``codes``).
 
     Runs ingest marked unlintable, runs whose span tree has a reachable cycle, and runs the
@@ -326,7 +326,9 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
     ``reuse`` (and all rules) runs unchanged since their latest full lint keep that verdict.
     With ``same_pass`` too (the nightly job: every run, every rule), when nothing the verdicts
     depend on changed since a recorded pass of every run (``checks.current``), no pass is
-    recorded: the result is that pass's (``kept``).
+    recorded: the result is that pass's (``kept``). With ``keep_store`` (the nightly job), a
+    pass over the changed runs only also brings lint_store up to date with what it derived, when
+    that is every run the store lacks (``store.keep_from_pass``).
     """
     started = datetime.now(timezone.utc)
     registry = rules_mod.load_rules(rules_dir or rules_mod.RULES_DIR)
@@ -373,7 +375,7 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
             scope_query = "SELECT invocation_id FROM lint_wanted"
         else:
             scope_query = None
-        batch = _lint_fresh(con, chosen, scope_query)
+        batch = _lint_fresh(con, chosen, scope_query, keep_store=keep_store and record, read_after=read_after)
         findings_count = batch.findings_count()
         counts = batch.counts()
         if reused.num_rows:
@@ -416,8 +418,11 @@ def _kept_pass(con, lint_id: int, chosen, ruleset: str, started: datetime) -> Li
                       started_at=started, finished_at=datetime.now(timezone.utc), _load_reused=load)
 
 
-def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
-    """Run the rules over the runs ``scope_query`` selects (all runs when None)."""
+def _lint_fresh(con, chosen, scope_query: str | None, keep_store: bool = False,
+                read_after: int | None = None) -> FreshBatch:
+    """Run the rules over the runs ``scope_query`` selects (all runs when None); with
+    ``keep_store``, bring lint_store up to date from what a pass over some runs derived
+    (``_keep_scope``; ``read_after``: the latest ingest when the pass read the runs)."""
     batch = FreshBatch()
     if scope_query is not None and not con.execute(f"SELECT count(*) FROM ({scope_query}) AS s").fetchall()[0][0]:
         return batch
@@ -434,14 +439,33 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
                 _assemble(batch, *outcome)
                 return batch
     changed = store.store_changes(con) if scope_query is None else None
+    stale = store.store_stale(con) if keep_store and scope_query is not None and changed is None else None
     if changed is not None:
         context = store.stored(con, changed)  # every run: the relations kept in the warehouse
     else:
         context = derived.materialised(con, scope_query=scope_query)
     with context as workspace:
         outcome = _evaluate(workspace, chosen, scope_query)
+        if stale is not None:
+            _keep_scope(con, workspace, stale, read_after)
     _assemble(batch, *outcome)
     return batch
+
+
+def _keep_scope(con, workspace: derived.Workspace, stale: pa.Table, read_after: int | None) -> None:
+    """Bring lint_store up to date from the relations ``workspace`` derived for the pass's runs,
+    when they include every run whose stored rows are stale (``stale``, present ones; the removed
+    ones leave): each changed run is then derived once a night, not again by keep_derived."""
+    scope = con.sql(f"SELECT invocation_id FROM {workspace.schema}.lint_scope").to_arrow_table().column(0)
+    stale_present = pc.filter(stale.column("invocation_id"), stale.column("present"))
+    if not pc.all(pc.is_in(stale_present, value_set=scope)).as_py():
+        return   # keep_derived derives the others
+    workspace.wait()
+    removed = pc.filter(stale.column("invocation_id"), pc.invert(stale.column("present")))
+    changed = pa.table({"invocation_id": pa.concat_arrays([scope.combine_chunks(), removed.combine_chunks()]),
+                        "present": pa.concat_arrays([pa.repeat(pa.scalar(True), len(scope)),
+                                                     pa.repeat(pa.scalar(False), len(removed))])})
+    store.keep_from_pass(con, workspace.schema, changed, read_after)
 
 
 def _evaluate(workspace: derived.Workspace, chosen, scope_query: str | None,

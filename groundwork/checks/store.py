@@ -132,34 +132,68 @@ def _refresh_store(con: duckdb.DuckDBPyConnection, database: str, workers: int, 
     (``changed``), in one transaction; return how many runs changed."""
     if not changed.num_rows:
         return 0
-    target = f"{_quote(database)}.{STORE}"
     present = [i for i, p in zip(changed.column("invocation_id").to_pylist(), changed.column("present").to_pylist()) if p]
+    with materialised(con, present, workers=workers) as workspace:
+        workspace.wait()
+        _replace_runs(con, database, workspace.schema, changed)
+    return changed.num_rows
+
+
+def _replace_runs(con: duckdb.DuckDBPyConnection, database: str, derived_schema: str, changed: pa.Table) -> None:
+    """In one transaction: replace the stored rows of the runs of ``changed`` (invocation_id,
+    present) by those derived in ``derived_schema`` (the present ones: a workspace of
+    ``derived.materialised`` over exactly them), and drop the rows of the others (removed)."""
+    target = f"{_quote(database)}.{STORE}"
     con.register("lint_store_changed", changed)
     try:
         # Runs new since the store was brought up to date have no rows in it: when every changed
         # run is new (the usual nightly), no store table is scanned for rows to delete.
         kept = con.execute(f"SELECT count(*) FROM {target}.derived_runs "
                            "WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)").fetchall()[0][0]
-        with materialised(con, present, workers=workers) as workspace:
-            workspace.wait()
-            with transaction(con):
-                # run_key is unique within one derivation: the runs derived now are numbered
-                # after every kept one.
-                offset = con.execute(f"SELECT coalesce(max(run_key), 0) FROM {target}.lint_runs").fetchall()[0][0]
-                for name in NAMES:
-                    if name not in STORE_TABLES:  # a view: up to date by itself
-                        continue
-                    if kept:
-                        con.execute(f"DELETE FROM {target}.{name} WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)")
-                    if present:
-                        con.execute(f"INSERT INTO {target}.{name} SELECT * REPLACE (run_key + $offset AS run_key) "
-                                    f"FROM {workspace.schema}.{name}", {"offset": offset})
-                con.execute(f"DELETE FROM {target}.derived_runs WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)")
-                con.execute(f"INSERT INTO {target}.derived_runs SELECT invocation_id, ingest_id FROM runs "
-                            "WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed WHERE present)")
+        present = con.execute("SELECT count(*) FROM lint_store_changed WHERE present").fetchall()[0][0]
+        with transaction(con):
+            # run_key is unique within one derivation: the runs derived now are numbered
+            # after every kept one.
+            offset = con.execute(f"SELECT coalesce(max(run_key), 0) FROM {target}.lint_runs").fetchall()[0][0]
+            for name in NAMES:
+                if name not in STORE_TABLES:  # a view: up to date by itself
+                    continue
+                if kept:
+                    con.execute(f"DELETE FROM {target}.{name} WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)")
+                if present:
+                    con.execute(f"INSERT INTO {target}.{name} SELECT * REPLACE (run_key + $offset AS run_key) "
+                                f"FROM {derived_schema}.{name}", {"offset": offset})
+            con.execute(f"DELETE FROM {target}.derived_runs WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)")
+            con.execute(f"INSERT INTO {target}.derived_runs SELECT invocation_id, ingest_id FROM runs "
+                        "WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed WHERE present)")
     finally:
         con.unregister("lint_store_changed")
-    return changed.num_rows
+
+
+def store_stale(con: duckdb.DuckDBPyConnection) -> pa.Table | None:
+    """The runs (invocation_id, present) whose stored rows are not those of the warehouse now:
+    new, reloaded, without ingest_id or removed since the store was brought up to date. None when
+    there is no store to keep (``keep_from_pass`` cannot be used), or more than half the runs
+    changed (``keep_derived`` builds it again)."""
+    if not store_readable(con):
+        return None
+    changed = _changed_runs(con)
+    return None if _mostly_changed(con, changed, 0.5) else changed
+
+
+def keep_from_pass(con: duckdb.DuckDBPyConnection, derived_schema: str, changed: pa.Table, read_after: int | None) -> bool:
+    """Bring lint_store up to date from a lint pass's own derivation: ``derived_schema`` holds
+    the derived relations of exactly the present runs of ``changed`` (``store_stale`` and the
+    runs the pass judged), which replace theirs; the removed ones leave. The nightly's lint does
+    this, so that its keep_derived has nothing left to do (each changed run derived once). A
+    cache: False, and the store as it was, when DuckDB fails."""
+    database = con.execute("SELECT current_database()").fetchall()[0][0]
+    try:
+        _replace_runs(con, database, derived_schema, changed)
+        _set_watermark(con, f"{_quote(database)}.{STORE}", read_after)
+    except duckdb.Error:
+        return False
+    return True
 
 
 def store_readable(con: duckdb.DuckDBPyConnection) -> bool:

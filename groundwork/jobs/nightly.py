@@ -207,7 +207,7 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
                 ingest = ingest_archive(con, runs_dir, progress=progress, parsers=pool if early else None,
                                         full_scan=full, workers=workers)
             with phase("lint"):
-                lint = lint_warehouse(con, record=True, same_pass=True)
+                lint = lint_warehouse(con, record=True, same_pass=True, keep_store=True)
             verify = None
             if sources is not None:
                 with phase("verify"):
