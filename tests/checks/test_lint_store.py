@@ -139,6 +139,34 @@ def test_keep_derived_compares_no_run_while_no_ingest_changed_one(warehouse, arc
     assert lint(warehouse) == oracle(archive)
 
 
+def test_the_nightlys_lint_keeps_what_it_derived_for_the_changed_runs(warehouse, archive, monkeypatch):
+    """lint_warehouse(keep_store=True), judging only a reloaded run, puts the relations it
+    derived for it in the store: keep_derived then has nothing to compare or derive, and a full
+    lint reads the store (the unchanged run's tampered rows kept, the reloaded run's new ones)."""
+    lint_warehouse(warehouse)
+    assert keep_derived(warehouse) == "built"
+    tamper(warehouse, B)
+    envelope = archive / A / "envelope.json"
+    doc = json.loads(envelope.read_text(encoding="utf-8"))
+    doc["grounding_mode"] = "retrieval"
+    envelope.write_text(json.dumps(doc), encoding="utf-8")
+    ingest.ingest_archive(warehouse, archive)
+    judged = lint_warehouse(warehouse, keep_store=True)
+    assert judged.reused == 2   # only A judged
+    compared = []
+    monkeypatch.setattr(store, "_changed_runs", lambda con: compared.append(1))
+    assert keep_derived(warehouse) == "fresh" and compared == []
+    monkeypatch.undo()
+    assert store._changed_runs(warehouse).num_rows == 0
+    lint_reading(warehouse, archive, kept=B, fresh=(A, C))
+    # Without keep_store the store is left as it was.
+    doc["grounding_mode"] = "input_only"
+    envelope.write_text(json.dumps(doc), encoding="utf-8")
+    ingest.ingest_archive(warehouse, archive)
+    lint_warehouse(warehouse)
+    assert store._changed_runs(warehouse).column("invocation_id").to_pylist() == [A]
+
+
 def test_keep_derived_builds_under_a_memory_cap_and_restores_the_setting(warehouse):
     def limit() -> str:
         return warehouse.execute("SELECT CAST(current_setting('memory_limit') AS VARCHAR)").fetchall()[0][0]
