@@ -196,3 +196,28 @@ def test_what_an_ingest_changed_decides_whether_a_pass_still_holds(archive, tmp_
         assert current.runs_changed_since(con, read_after) and current.runs_changed_since(con, None)
     finally:
         con.close()
+
+
+def test_the_watchs_ingest_counts_the_runs_it_changed(archive, tmp_path):
+    """ingest_runs (the watch's batches) records runs_changed too: a run reloaded or back from
+    missing is a change, an unchanged one is not."""
+    from groundwork.ingest import ingest_archive
+    from groundwork.ingest.load import ingest_runs
+
+    runs = archive / "runs"
+    con = connect(tmp_path / "w.duckdb")
+    try:
+        ingest_archive(con, runs)
+        names = sorted(p.name for p in runs.iterdir() if p.is_dir() and p.name != "schemas")[:2]
+        changed = "SELECT runs_loaded, runs_changed FROM ingests ORDER BY ingest_id DESC LIMIT 1"
+        ingest_runs(con, runs, names)
+        assert con.execute(changed).fetchall() == [(0, 0)]
+        con.execute("UPDATE runs SET missing = true WHERE invocation_id = $r", {"r": names[0]})
+        ingest_runs(con, runs, names)                  # back from missing, not reloaded
+        assert con.execute(changed).fetchall() == [(0, 1)]
+        (runs / names[1] / "grounding.txt").write_text("grounding: passed (mode=none, 0 retrieval spans, 0 chat spans)\n",
+                                                       encoding="utf-8")
+        ingest_runs(con, runs, names)
+        assert con.execute(changed).fetchall() == [(1, 1)]
+    finally:
+        con.close()
