@@ -585,11 +585,12 @@ class _Loader:
             # runs whose folder is gone (or no longer loadable) are kept, marked missing (a quick
             # scan: among the runs it looked at and those no longer listed, _quick_plan)
             missing_sql = getattr(self, "missing_sql", _MISSING_SQL)
-            self.flipped, any_flipped = [], False
+            self.flipped, any_flipped, n_flipped = [], False, 0
             for sql in missing_sql or ():
                 cur = con.execute(sql)
                 while rows := cur.fetchmany(LOOKUP):  # streamed: at most CHANGED_NAMES names kept
                     any_flipped = True
+                    n_flipped += len(rows)
                     if self.flipped is not None:
                         self.flipped.extend(i for (i,) in rows)
                         if len(self.flipped) > CHANGED_NAMES:
@@ -612,10 +613,12 @@ class _Loader:
             result.runs_missing = con.execute("SELECT count(*) FROM runs WHERE missing").fetchall()[0][0]
             result.issues_by_kind = current_issue_counts(con)
             result.elapsed = time.monotonic() - self.t0
+            # runs_changed: what a check pass recorded before this ingest depends on (checks.current)
             con.execute("UPDATE ingests SET finished_at = ?, folders_seen = ?, runs_loaded = ?, runs_unchanged = ?, "
-                        "runs_rejected = ?, runs_missing = ?, issues = ? WHERE ingest_id = ?",
+                        "runs_rejected = ?, runs_missing = ?, issues = ?, runs_changed = ? WHERE ingest_id = ?",
                         [_now(), result.folders_seen, result.runs_loaded, result.runs_unchanged,
-                         result.runs_rejected, result.runs_missing, result.issues_new, self.ingest_id])
+                         result.runs_rejected, result.runs_missing, result.issues_new,
+                         result.runs_loaded + n_flipped, self.ingest_id])
         con.execute("DROP TABLE IF EXISTS _gw_seen")
 
     def _replace_derived_issues(self, rows: list[tuple], result: IngestResult) -> None:
@@ -1345,15 +1348,15 @@ def ingest_runs(con: duckdb.DuckDBPyConnection, runs_dir, names) -> IngestResult
                                                 touched=res.touched))
     present = [*res.loaded, *res.unchanged]
     with _transaction(con):
-        con.execute("UPDATE runs SET missing = false WHERE missing AND invocation_id IN (SELECT unnest($names::VARCHAR[]))",
-                    {"names": present})
+        back = con.execute("UPDATE runs SET missing = false WHERE missing AND invocation_id IN (SELECT unnest($names::VARCHAR[]))",
+                           {"names": present}).fetchall()[0][0]
         result.issues_by_kind = {k: n for k, n in con.execute(
             "SELECT kind, count(*) FROM ingest_issues WHERE invocation_id IN (SELECT unnest($names::VARCHAR[])) "
             "GROUP BY kind ORDER BY kind", {"names": present}).fetchall()}
         result.runs_missing = con.execute("SELECT count(*) FROM runs WHERE missing").fetchall()[0][0]
         result.elapsed = time.monotonic() - t0
         con.execute("UPDATE ingests SET finished_at = ?, folders_seen = ?, runs_loaded = ?, runs_unchanged = ?, "
-                    "runs_rejected = ?, runs_missing = ?, issues = ? WHERE ingest_id = ?",
+                    "runs_rejected = ?, runs_missing = ?, issues = ?, runs_changed = ? WHERE ingest_id = ?",
                     [_now(), result.folders_seen, result.runs_loaded, result.runs_unchanged,
-                     result.runs_rejected, result.runs_missing, result.issues_new, ingest_id])
+                     result.runs_rejected, result.runs_missing, result.issues_new, result.runs_loaded + back, ingest_id])
     return result

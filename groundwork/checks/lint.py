@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from groundwork import __version__
-from groundwork.checks import derived, rules as rules_mod, store
+from groundwork.checks import current, derived, rules as rules_mod, store
 from groundwork.checks import verdicts
 from groundwork.checks.verdicts import BASE_SQL as _BASE_SQL
 from groundwork.checks.verdicts import CYCLE_REASON, FAILED, PASSED, UNLINTABLE, RunVerdict, base_sql  # noqa: F401
@@ -60,6 +60,7 @@ class LintResult:
     findings_count: int
     reused: int = 0
     lint_id: int | None = None
+    kept: bool = False   # no pass recorded: lint_id is a recorded pass that still holds (checks.current)
     started_at: datetime | None = None
     finished_at: datetime | None = None
     _load_reused: object = None
@@ -255,19 +256,29 @@ _TEXT_SOURCES = TEXT_SOURCES + (Path(__file__), Path(verdicts.__file__), Path(ru
 
 def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = None,
                    runs: list[str] | None = None, record: bool = True, reuse: bool = True,
-                   rules_dir: Path | None = None) -> LintResult:
+                   rules_dir: Path | None = None, same_pass: bool = False, keep_store: bool = False) -> LintResult:
     """Lint every run of the warehouse (or only ``runs``) with the rules (or only ``codes``).
 
     Runs ingest marked unlintable, runs whose span tree has a reachable cycle, and runs the
     workbench crashes on past its early stops (docs/rules.md#early-stops) get status
     ``unlintable`` (never ``passed``). With ``record`` the pass is appended to the history. With
     ``reuse`` (and all rules) runs unchanged since their latest full lint keep that verdict.
+    With ``same_pass`` too (the nightly job: every run, every rule), when nothing the verdicts
+    depend on changed since a recorded pass of every run (``checks.current``), no pass is
+    recorded: the result is that pass's (``kept``). With ``keep_store`` (the nightly job), a
+    pass over the changed runs only also brings lint_store up to date with what it derived, when
+    that is every run the store lacks (``store.keep_from_pass``).
     """
     started = datetime.now(timezone.utc)
     registry = rules_mod.load_rules(rules_dir or rules_mod.RULES_DIR)
     chosen = rules_mod.select(registry, codes)
     all_rules = len(chosen) == len(registry)
     ruleset = ruleset_hash(chosen)
+    if same_pass and record and reuse and all_rules and runs is None:
+        kept = current.current_pass(con, "lint", ruleset, __version__)
+        if kept is not None:
+            return _kept_pass(con, kept, chosen, ruleset, started)
+    read_after = current.latest_ingest(con) if record else None  # the runs are read as this ingest left them
     wanted = _scope(con, runs)
     registered: list[str] = []
     try:
@@ -303,7 +314,7 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
             scope_query = "SELECT invocation_id FROM lint_wanted"
         else:
             scope_query = None
-        batch = _lint_fresh(con, chosen, scope_query)
+        batch = _lint_fresh(con, chosen, scope_query, keep_store=keep_store and record, read_after=read_after)
         findings_count = batch.findings_count()
         counts = batch.counts()
         if reused.num_rows:
@@ -319,15 +330,38 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
                             _load_reused=lambda not_passed=False: _load_verdicts(con, reused, oldest, not_passed))
         result.finished_at = datetime.now(timezone.utc)
         if record:
-            result.lint_id = record_lint(con, result, all_rules=all_rules, all_runs=wanted is None, oldest=oldest)
+            result.lint_id = record_lint(con, result, all_rules=all_rules, all_runs=wanted is None, oldest=oldest,
+                                         ingest_id=read_after)
     finally:
         for name in registered:
             con.unregister(name)
     return result
 
 
-def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
-    """Run the rules over the runs ``scope_query`` selects (all runs when None)."""
+def _kept_pass(con, lint_id: int, chosen, ruleset: str, started: datetime) -> LintResult:
+    """The result of recorded pass ``lint_id``, which still holds for every run: its counts
+    read back, its verdicts when first used."""
+    counts = collections.Counter(dict(con.execute(
+        "SELECT status, count(*) FROM lint_verdicts WHERE lint_id = $id GROUP BY status", {"id": lint_id}).fetchall()))
+    findings = con.execute("SELECT count(*) FROM lint_violations WHERE lint_id = $id AND code LIKE 'GW%'",
+                           {"id": lint_id}).fetchall()[0][0]
+
+    def load(not_passed: bool = False) -> list[RunVerdict]:
+        reused = con.sql("SELECT invocation_id, lint_id FROM lint_verdicts WHERE lint_id = $id",
+                         params={"id": lint_id}).to_arrow_table()
+        return _load_verdicts(con, reused, lint_id, not_passed)
+
+    return LintResult(batch=FreshBatch(), rules=chosen, ruleset_hash=ruleset,
+                      counts={PASSED: counts[PASSED], FAILED: counts[FAILED], UNLINTABLE: counts[UNLINTABLE]},
+                      findings_count=findings, reused=sum(counts.values()), lint_id=lint_id, kept=True,
+                      started_at=started, finished_at=datetime.now(timezone.utc), _load_reused=load)
+
+
+def _lint_fresh(con, chosen, scope_query: str | None, keep_store: bool = False,
+                read_after: int | None = None) -> FreshBatch:
+    """Run the rules over the runs ``scope_query`` selects (all runs when None); with
+    ``keep_store``, bring lint_store up to date from what a pass over some runs derived
+    (``_keep_scope``; ``read_after``: the latest ingest when the pass read the runs)."""
     batch = FreshBatch()
     if scope_query is not None and not con.execute(f"SELECT count(*) FROM ({scope_query}) AS s").fetchall()[0][0]:
         return batch
@@ -344,14 +378,33 @@ def _lint_fresh(con, chosen, scope_query: str | None) -> FreshBatch:
                 _assemble(batch, *outcome)
                 return batch
     changed = store.store_changes(con) if scope_query is None else None
+    stale = store.store_stale(con) if keep_store and scope_query is not None and changed is None else None
     if changed is not None:
         context = store.stored(con, changed)  # every run: the relations kept in the warehouse
     else:
         context = derived.materialised(con, scope_query=scope_query)
     with context as workspace:
         outcome = _evaluate(workspace, chosen, scope_query)
+        if stale is not None:
+            _keep_scope(con, workspace, stale, read_after)
     _assemble(batch, *outcome)
     return batch
+
+
+def _keep_scope(con, workspace: derived.Workspace, stale: pa.Table, read_after: int | None) -> None:
+    """Bring lint_store up to date from the relations ``workspace`` derived for the pass's runs,
+    when they include every run whose stored rows are stale (``stale``, present ones; the removed
+    ones leave): each changed run is then derived once a night, not again by keep_derived."""
+    scope = con.sql(f"SELECT invocation_id FROM {workspace.schema}.lint_scope").to_arrow_table().column(0)
+    stale_present = pc.filter(stale.column("invocation_id"), stale.column("present"))
+    if not pc.all(pc.is_in(stale_present, value_set=scope)).as_py():
+        return   # keep_derived derives the others
+    workspace.wait()
+    removed = pc.filter(stale.column("invocation_id"), pc.invert(stale.column("present")))
+    changed = pa.table({"invocation_id": pa.concat_arrays([scope.combine_chunks(), removed.combine_chunks()]),
+                        "present": pa.concat_arrays([pa.repeat(pa.scalar(True), len(scope)),
+                                                     pa.repeat(pa.scalar(False), len(removed))])})
+    store.keep_from_pass(con, workspace.schema, changed, read_after)
 
 
 def _evaluate(workspace: derived.Workspace, chosen, scope_query: str | None,
@@ -544,9 +597,10 @@ def _in_row_groups(table: pa.Table) -> pa.Table:
 
 
 def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules: bool,
-                all_runs: bool = False, oldest: int = 0) -> int:
+                all_runs: bool = False, oldest: int = 0, ingest_id: int | None = None) -> int:
     """Append one lint pass to the history (lints, lint_verdicts, lint_violations); return its id.
-    ``all_runs``: the pass gave every run of the warehouse a verdict (lints.all_runs).
+    ``all_runs``: the pass gave every run of the warehouse a verdict (lints.all_runs);
+    ``ingest_id``: the latest ingest when it read the runs (lints.ingest_id).
 
     Fresh verdicts are written from Arrow tables; reused ones are copied inside the warehouse
     (the ``lint_reused`` relation registered by ``lint_warehouse``).
@@ -565,10 +619,11 @@ def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules
             reused_params = {"lint_id": lint_id, "oldest": oldest}
             con.execute(
                 "INSERT INTO lints (lint_id, kind, started_at, finished_at, ruleset_hash, rules, tool_version,"
-                " sources_path, runs_checked, runs_failed, all_rules, all_runs) VALUES (?, 'lint', ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)",
+                " sources_path, runs_checked, runs_failed, all_rules, all_runs, ingest_id)"
+                " VALUES (?, 'lint', ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)",
                 [lint_id, _naive(result.started_at), _naive(result.finished_at), result.ruleset_hash,
                  ",".join(dict.fromkeys(r.code for r in result.rules)), __version__, sum(counts.values()),
-                 counts[FAILED] + counts[UNLINTABLE], all_rules, all_runs])
+                 counts[FAILED] + counts[UNLINTABLE], all_rules, all_runs, ingest_id])
             con.execute(
                 "INSERT INTO lint_verdicts (lint_id, invocation_id, status, passed, mode, retrieval_count,"
                 " chat_count, summary, reason, ingest_id, reused_from, context_key) SELECT $lint_id, invocation_id, status,"

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -136,12 +138,45 @@ def make_entry(path: str | Path, index: int, item) -> SourceEntry:
                        pin=pystr_safe(item["sha256"]))
 
 
-def check_sources(path: str | Path, *, already_loaded=frozenset()) -> tuple[SourcesConfig, list[SourceCopy]]:
+@dataclass
+class PinChecks:
+    """Data files whose bytes matched their pins (table source_files), by absolute path: the
+    file's identity (size, mtime_ns, ctime_ns, inode, device) and the pin. A file of a copy
+    already loaded whose identity is the one recorded with the same pin is not read again: any
+    write changes its mtime and ctime, and setting the mtime back changes the ctime (a file
+    changed less than ``SETTLE_NS`` before it was read is not recorded)."""
+
+    known: dict[str, tuple[tuple, str]] = field(default_factory=dict)
+    checked: dict[str, tuple[tuple, str]] = field(default_factory=dict)   # read and matched now
+    trust: bool = True   # False: every file is read (and recorded in ``checked``)
+
+
+# A file changed less than this before it was read is not recorded: file times advance in clock
+# ticks (a few ms), so a second write within the same tick would leave the times as they were.
+SETTLE_NS = 2_000_000_000
+
+
+def _identity(file: Path) -> tuple | None:
+    try:
+        st = os.stat(file)
+    except OSError:
+        return None   # read_pinned names the problem
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def _settled(identity: tuple) -> bool:
+    return time.time_ns() - max(identity[1], identity[2]) > SETTLE_NS
+
+
+def check_sources(path: str | Path, *, already_loaded=frozenset(),
+                  pins: PinChecks | None = None) -> tuple[SourcesConfig, list[SourceCopy]]:
     """Validate a sources.yaml and its copies, entry by entry, in the workbench's order.
 
-    For each entry: its shape, its data file's bytes against the pin, its records (not parsed
-    again when its copy id is in ``already_loaded``), then its snapshot_refs against those of the
-    earlier entries.  Returns the configuration and the newly parsed copies.
+    For each entry: its shape, its data file's bytes against the pin (with ``pins``: unless
+    the file of a copy in ``already_loaded`` is as ``pins.known`` recorded it; every file read is
+    added to ``pins.checked``), its records (not parsed again when its copy id is in
+    ``already_loaded``), then its snapshot_refs against those of the earlier entries. Returns
+    the configuration and the newly parsed copies.
     """
     sha, items = read_config(path)
     entries: list[SourceEntry] = []
@@ -149,8 +184,16 @@ def check_sources(path: str | Path, *, already_loaded=frozenset()) -> tuple[Sour
     seen: set[str] = set()
     for index, item in enumerate(items):
         entry = make_entry(path, index, item)
-        data = read_pinned(entry)
-        if entry.copy_id not in already_loaded and entry.copy_id not in copies:
+        loaded = entry.copy_id in already_loaded or entry.copy_id in copies
+        if pins is not None:
+            file, identity = str(Path(entry.file).resolve()), _identity(entry.file)   # stat first, then read
+            if not (pins.trust and loaded and identity is not None and pins.known.get(file) == (identity, entry.pin)):
+                data = read_pinned(entry)
+                if identity is not None and _settled(identity):
+                    pins.checked[file] = (identity, entry.pin)
+        else:
+            data = read_pinned(entry)
+        if not loaded:
             copies[entry.copy_id] = load_copy(entry, data)
         for ref in entry.snapshot_refs:
             if ref in seen:
@@ -325,14 +368,28 @@ def _copy_table(copy: SourceCopy) -> pa.Table:
     })
 
 
-def load_into_warehouse(con, path: str | Path) -> LoadedSources:
+PINNED_FILES = ("read", "record", "trust")
+
+
+def load_into_warehouse(con, path: str | Path, *, pinned_files: str = "read") -> LoadedSources:
     """Load a sources.yaml and its copies into the warehouse; idempotent.
 
     Every data file is checked against its pin before anything is written; a copy whose pinned
-    bytes (and id field) are already in the warehouse is not parsed again.
+    bytes (and id field) are already in the warehouse is not parsed again. ``pinned_files``:
+    ``read`` every data file; ``record`` too, each file read (its identity, ``PinChecks``) in
+    table source_files; ``trust`` (the nightly job, except on a full scan) the file of a copy
+    already loaded that is as source_files recorded it with the same pin, without reading it,
+    recording the others.
     """
+    if pinned_files not in PINNED_FILES:
+        raise ValueError(f"pinned_files: one of {', '.join(PINNED_FILES)}, not {pinned_files!r}")
     have = {row[0] for row in con.execute("SELECT copy_id FROM source_copies").fetchall()}
-    config, copies = check_sources(path, already_loaded=have)
+    pins = None
+    if pinned_files != "read":
+        pins = PinChecks({file: (tuple(identity), pin) for file, *identity, pin in con.execute(
+            "SELECT file, size, mtime_ns, ctime_ns, inode, device, sha256 FROM source_files").fetchall()},
+            trust=pinned_files == "trust")
+    config, copies = check_sources(path, already_loaded=have, pins=pins)
     skipped = list(dict.fromkeys(e.copy_id for e in config.entries if e.copy_id in have))
     now = datetime.now(timezone.utc).replace(tzinfo=None)
     con.execute("BEGIN TRANSACTION")
@@ -343,6 +400,10 @@ def load_into_warehouse(con, path: str | Path) -> LoadedSources:
                          copy.size, copy.records_read, len(copy.records), now])
             _insert_records(con, copy)
         config_id = _config_id(con, config)
+        if pins is not None:
+            for file, (identity, pin) in pins.checked.items():
+                con.execute("INSERT OR REPLACE INTO source_files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                            [file, *identity, pin, now])
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 import duckdb
 import pyarrow as pa
 
-from groundwork.checks import derived
+from groundwork.checks import current, derived
 from groundwork.checks.derived import MATERIALISE, NAMES, WORKERS, derive, materialised, open_workspace
 from groundwork.core.warehouse import memory_at_most, quote_identifier as _quote, transaction
 
@@ -91,11 +91,26 @@ def _comment(con: duckdb.DuckDBPyConnection, target: str, name: str, kind: str) 
                 f"'Rows of the view main.{name}, kept between lints (groundwork.checks.store.stored).'")
 
 
-def _finish_store(con: duckdb.DuckDBPyConnection, target: str, digest: str) -> None:
+def _finish_store(con: duckdb.DuckDBPyConnection, target: str, digest: str, read_after: int | None) -> None:
     with transaction(con):
         for name in NAMES:
             _comment(con, target, name, "TABLE" if name in STORE_TABLES else "VIEW")
         con.execute(f"INSERT INTO {target}.derived_state VALUES ('digest', $digest)", {"digest": digest})
+        _set_watermark(con, target, read_after)
+
+
+# derived_state's key 'ingest_id': the latest ingest when the store was last brought up to date
+# (compared run by run with the warehouse). While no ingest since changed a run
+# (checks.current.runs_changed_since), keep_derived has nothing to do and compares nothing.
+def _set_watermark(con: duckdb.DuckDBPyConnection, target: str, read_after: int | None) -> None:
+    con.execute(f"DELETE FROM {target}.derived_state WHERE key = 'ingest_id'")
+    if read_after is not None:
+        con.execute(f"INSERT INTO {target}.derived_state VALUES ('ingest_id', $id)", {"id": str(read_after)})
+
+
+def _watermark(con: duckdb.DuckDBPyConnection) -> int | None:
+    rows = con.execute(f"SELECT value FROM {_STATE_TABLE} WHERE key = 'ingest_id'").fetchall()
+    return int(rows[0][0]) if rows else None
 
 
 def _changed_runs(con: duckdb.DuckDBPyConnection) -> pa.Table:
@@ -117,34 +132,68 @@ def _refresh_store(con: duckdb.DuckDBPyConnection, database: str, workers: int, 
     (``changed``), in one transaction; return how many runs changed."""
     if not changed.num_rows:
         return 0
-    target = f"{_quote(database)}.{STORE}"
     present = [i for i, p in zip(changed.column("invocation_id").to_pylist(), changed.column("present").to_pylist()) if p]
+    with materialised(con, present, workers=workers) as workspace:
+        workspace.wait()
+        _replace_runs(con, database, workspace.schema, changed)
+    return changed.num_rows
+
+
+def _replace_runs(con: duckdb.DuckDBPyConnection, database: str, derived_schema: str, changed: pa.Table) -> None:
+    """In one transaction: replace the stored rows of the runs of ``changed`` (invocation_id,
+    present) by those derived in ``derived_schema`` (the present ones: a workspace of
+    ``derived.materialised`` over exactly them), and drop the rows of the others (removed)."""
+    target = f"{_quote(database)}.{STORE}"
     con.register("lint_store_changed", changed)
     try:
         # Runs new since the store was brought up to date have no rows in it: when every changed
         # run is new (the usual nightly), no store table is scanned for rows to delete.
         kept = con.execute(f"SELECT count(*) FROM {target}.derived_runs "
                            "WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)").fetchall()[0][0]
-        with materialised(con, present, workers=workers) as workspace:
-            workspace.wait()
-            with transaction(con):
-                # run_key is unique within one derivation: the runs derived now are numbered
-                # after every kept one.
-                offset = con.execute(f"SELECT coalesce(max(run_key), 0) FROM {target}.lint_runs").fetchall()[0][0]
-                for name in NAMES:
-                    if name not in STORE_TABLES:  # a view: up to date by itself
-                        continue
-                    if kept:
-                        con.execute(f"DELETE FROM {target}.{name} WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)")
-                    if present:
-                        con.execute(f"INSERT INTO {target}.{name} SELECT * REPLACE (run_key + $offset AS run_key) "
-                                    f"FROM {workspace.schema}.{name}", {"offset": offset})
-                con.execute(f"DELETE FROM {target}.derived_runs WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)")
-                con.execute(f"INSERT INTO {target}.derived_runs SELECT invocation_id, ingest_id FROM runs "
-                            "WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed WHERE present)")
+        present = con.execute("SELECT count(*) FROM lint_store_changed WHERE present").fetchall()[0][0]
+        with transaction(con):
+            # run_key is unique within one derivation: the runs derived now are numbered
+            # after every kept one.
+            offset = con.execute(f"SELECT coalesce(max(run_key), 0) FROM {target}.lint_runs").fetchall()[0][0]
+            for name in NAMES:
+                if name not in STORE_TABLES:  # a view: up to date by itself
+                    continue
+                if kept:
+                    con.execute(f"DELETE FROM {target}.{name} WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)")
+                if present:
+                    con.execute(f"INSERT INTO {target}.{name} SELECT * REPLACE (run_key + $offset AS run_key) "
+                                f"FROM {derived_schema}.{name}", {"offset": offset})
+            con.execute(f"DELETE FROM {target}.derived_runs WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed)")
+            con.execute(f"INSERT INTO {target}.derived_runs SELECT invocation_id, ingest_id FROM runs "
+                        "WHERE invocation_id IN (SELECT invocation_id FROM lint_store_changed WHERE present)")
     finally:
         con.unregister("lint_store_changed")
-    return changed.num_rows
+
+
+def store_stale(con: duckdb.DuckDBPyConnection) -> pa.Table | None:
+    """The runs (invocation_id, present) whose stored rows are not those of the warehouse now:
+    new, reloaded, without ingest_id or removed since the store was brought up to date. None when
+    there is no store to keep (``keep_from_pass`` cannot be used), or more than half the runs
+    changed (``keep_derived`` builds it again)."""
+    if not store_readable(con):
+        return None
+    changed = _changed_runs(con)
+    return None if _mostly_changed(con, changed, 0.5) else changed
+
+
+def keep_from_pass(con: duckdb.DuckDBPyConnection, derived_schema: str, changed: pa.Table, read_after: int | None) -> bool:
+    """Bring lint_store up to date from a lint pass's own derivation: ``derived_schema`` holds
+    the derived relations of exactly the present runs of ``changed`` (``store_stale`` and the
+    runs the pass judged), which replace theirs; the removed ones leave. The nightly's lint does
+    this, so that its keep_derived has nothing left to do (each changed run derived once). A
+    cache: False, and the store as it was, when DuckDB fails."""
+    database = con.execute("SELECT current_database()").fetchall()[0][0]
+    try:
+        _replace_runs(con, database, derived_schema, changed)
+        _set_watermark(con, f"{_quote(database)}.{STORE}", read_after)
+    except duckdb.Error:
+        return False
+    return True
 
 
 def store_readable(con: duckdb.DuckDBPyConnection) -> bool:
@@ -185,7 +234,8 @@ KEEP_MEMORY = "256MiB"  # DuckDB's memory while keep_derived builds the store (l
 def keep_derived(con: duckdb.DuckDBPyConnection, *, workers: int = WORKERS) -> str:
     """Bring the warehouse's lint_store up to date: build it when there is none (or it was built
     with other derived views, or more than half the runs changed since), else derive again only
-    the runs new, reloaded or removed since. Returns ``built``, ``refreshed``, ``fresh`` or
+    the runs new, reloaded or removed since (nothing is compared when no ingest since it was last
+    brought up to date changed a run). Returns ``built``, ``refreshed``, ``fresh`` or
     ``unavailable`` (in-memory or read-only warehouse).
 
     A lint reads the store when it is there but never builds it: writing ~1.7M derived rows of
@@ -194,23 +244,29 @@ def keep_derived(con: duckdb.DuckDBPyConnection, *, workers: int = WORKERS) -> s
     """
     if not store_usable(con):
         return "unavailable"
-    with memory_at_most(con, KEEP_MEMORY):
-        return _keep_derived(con, workers)
-
-
-def _keep_derived(con: duckdb.DuckDBPyConnection, workers: int) -> str:
-    database = con.execute("SELECT current_database()").fetchall()[0][0]
     digest = derived_digest()
-    if _stored_digest(con) == digest:
+    stored_digest = _stored_digest(con)
+    if stored_digest == digest and not current.runs_changed_since(con, _watermark(con)):
+        return "fresh"   # before lowering the memory limit, which costs DuckDB ~25 ms at 100,000 runs
+    with memory_at_most(con, KEEP_MEMORY):
+        return _keep_derived(con, workers, digest, stored_digest)
+
+
+def _keep_derived(con: duckdb.DuckDBPyConnection, workers: int, digest: str, stored_digest: str | None) -> str:
+    database = con.execute("SELECT current_database()").fetchall()[0][0]
+    target = f"{_quote(database)}.{STORE}"
+    read_after = current.latest_ingest(con)  # the runs are read as this ingest left them
+    if stored_digest == digest:
         changed = _changed_runs(con)
         if not _mostly_changed(con, changed, 0.5):
-            return "refreshed" if _refresh_store(con, database, workers, changed) else "fresh"
-    target = f"{_quote(database)}.{STORE}"
+            outcome = "refreshed" if _refresh_store(con, database, workers, changed) else "fresh"
+            _set_watermark(con, target, read_after)
+            return outcome
     _start_store(con, target)
     with open_workspace(con, workers, f"{target},{_quote(database)}.main") as workspace:
         derive(workspace, target, scoped=False, tables=STORE_TABLES, by_run_key=True)
         workspace.wait()
-    _finish_store(con, target, digest)
+    _finish_store(con, target, digest, read_after)
     return "built"
 
 

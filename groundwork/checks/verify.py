@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from groundwork import __version__ as TOOL_VERSION
-from groundwork.checks import messages, sources as sources_mod
+from groundwork.checks import current, messages, sources as sources_mod
 from groundwork.checks import rules as rules_mod
 from groundwork.checks.sources import LoadedSources, _insert_arrow, load_into_warehouse
 from groundwork.core import canonical
@@ -96,6 +96,7 @@ class VerifyResult:
     reused: int = 0
     reused_from: int | None = None   # the oldest pass a reused verdict comes from
     reused_counts: dict = field(default_factory=dict)   # status -> runs, verified, unresolved
+    kept: bool = False   # no pass recorded: lint_id is a recorded pass that still holds (checks.current)
     _load_reused: object = None
     _runs: list[RunVerdict] | None = None
 
@@ -249,20 +250,30 @@ def _reusable(con, cfg: int, ruleset: str, runs) -> pa.Table | None:
     return found
 
 
-def verify_warehouse(con, sources_path, *, runs=None, record=True, reuse=False) -> VerifyResult:
+def verify_warehouse(con, sources_path, *, runs=None, record=True, reuse=False, same_pass=False,
+                     pinned_files="read") -> VerifyResult:
     """Source-check every run of the warehouse (or only ``runs``) against a sources.yaml.
 
     Raises ConfigError (one line, exit 2) for an unusable sources.yaml or a copy that no longer
     matches its pin. With ``record`` the verdicts are appended to the check history. With
     ``reuse`` (the nightly job) runs unchanged since a recent pass under the same configuration
     keep that verdict, read back from the warehouse only when ``runs`` is used: keep ``con`` open
-    until then.
+    until then. With ``same_pass`` too (every run), when nothing the verdicts depend on changed
+    since a recorded pass of every run under this configuration (``checks.current``), no pass is
+    recorded: the result is that pass's (``kept``). ``pinned_files``: whether the copies' files
+    are all read or trusted while as they were when their bytes last matched their pins
+    (``sources.load_into_warehouse``).
     """
     t0 = datetime.now(timezone.utc)
-    loaded = load_into_warehouse(con, sources_path)
+    loaded = load_into_warehouse(con, sources_path, pinned_files=pinned_files)
     cfg = loaded.config_id
     rules = source_rules()
     ruleset = ruleset_hash(rules)
+    if same_pass and record and reuse and runs is None:
+        kept = current.current_pass(con, "verify", ruleset, TOOL_VERSION, cfg)
+        if kept is not None:
+            return _kept_pass(con, kept, sources_path, loaded, t0)
+    read_after = current.latest_ingest(con) if record else None  # the runs are read as this ingest left them
     reused = _reusable(con, cfg, ruleset, runs) if reuse else None
     if reused is not None:  # read only when it has rows (reused_counts, record_history)
         con.register("verify_reused", reused)
@@ -285,10 +296,30 @@ def verify_warehouse(con, sources_path, *, runs=None, record=True, reuse=False) 
             result.reused_counts = _reused_counts(con, result.reused_from)
             result._load_reused = lambda: _load_verdicts(con, reused, result.reused_from)
         if record:
-            result.lint_id = record_history(con, result, started_at=t0, ruleset=ruleset, all_runs=runs is None)
+            result.lint_id = record_history(con, result, started_at=t0, ruleset=ruleset, all_runs=runs is None,
+                                            ingest_id=read_after)
     finally:
         if reused is not None:
             con.unregister("verify_reused")
+    result.seconds = (datetime.now(timezone.utc) - t0).total_seconds()
+    return result
+
+
+def _kept_pass(con, lint_id: int, sources_path, loaded: LoadedSources, t0: datetime) -> VerifyResult:
+    """The result of recorded verify pass ``lint_id``, which still holds for every run: its
+    counts read back, its verdicts when first used."""
+    result = VerifyResult(sources_path=str(sources_path), config_id=loaded.config_id, fresh=[], loaded=loaded,
+                          lint_id=lint_id, kept=True, reused_from=lint_id)
+    for status, n, verified, unresolved in con.execute(
+            "SELECT status, count(*), sum(verified), sum(unresolved_count) FROM verify_verdicts WHERE lint_id = $id "
+            "GROUP BY status", {"id": lint_id}).fetchall():
+        result.reused += n
+        result.reused_counts[status] = n
+        result.reused_counts["verified"] = result.reused_counts.get("verified", 0) + int(verified or 0)
+        result.reused_counts["unresolved"] = result.reused_counts.get("unresolved", 0) + int(unresolved or 0)
+    result._load_reused = lambda: _load_verdicts(con, con.sql(
+        "SELECT invocation_id, lint_id FROM verify_verdicts WHERE lint_id = $id", params={"id": lint_id}).to_arrow_table(),
+        lint_id)
     result.seconds = (datetime.now(timezone.utc) - t0).total_seconds()
     return result
 
@@ -391,9 +422,11 @@ def ruleset_hash(rules: dict) -> str:
     return rules_mod.ruleset_hash(tuple(rules.values()), extra=_TEXT_SOURCES)
 
 
-def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: str, all_runs: bool = False) -> int:
+def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: str, all_runs: bool = False,
+                   ingest_id: int | None = None) -> int:
     """Append one verify pass to lints / verify_verdicts / verify_unresolved / lint_violations
-    (``all_runs``: the pass checked every run of the warehouse, lints.all_runs).
+    (``all_runs``: the pass checked every run of the warehouse, lints.all_runs; ``ingest_id``:
+    the latest ingest when it read the runs, lints.ingest_id).
 
     Fresh verdicts are written from Arrow tables; reused ones are copied inside the warehouse
     (the ``verify_reused`` relation registered by ``verify_warehouse``)."""
@@ -407,10 +440,11 @@ def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: 
         lint_id = con.execute("SELECT coalesce(max(lint_id), 0) + 1 FROM lints").fetchone()[0]
         failed = result.count("failed") + result.count("unverifiable")
         con.execute("INSERT INTO lints (lint_id, kind, started_at, finished_at, ruleset_hash, rules, tool_version, "
-                    "sources_path, runs_checked, runs_failed, config_id, all_runs) VALUES (?, 'verify', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "sources_path, runs_checked, runs_failed, config_id, all_runs, ingest_id) "
+                    "VALUES (?, 'verify', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [lint_id, naive(started_at), naive(finished), ruleset, ",".join(RULE_CODES),
                      TOOL_VERSION, str(Path(result.sources_path).resolve()), len(runs) + result.reused,
-                     failed, result.config_id, all_runs])
+                     failed, result.config_id, all_runs, ingest_id])
         cols = {name: [] for name in ("invocation_id", "status", "passed", "verified", "unresolved_count",
                                       "summary", "reason", "ingest_id")}
         for r in runs:

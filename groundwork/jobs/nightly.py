@@ -8,8 +8,11 @@ the exit status, the reports and the nightlies row's counts all read it.
 Idempotent: unchanged run folders are not reloaded, every report file is rewritten in place
 (per-run files only when their content changes), and a second nightly over an unchanged
 archive compares with the first one, so it reports nothing new and exits 0. Each nightly adds one
-lint pass (and one verify pass) to the append-only history; a nightly that did not finish every
-step (exit 2, or killed) is recorded but never becomes the baseline of the next one.
+lint pass (and one verify pass) to the append-only history, unless nothing those passes depend on
+changed since the latest ones (groundwork.checks.current): its nightlies row then names those
+passes, and compared with a baseline that names the same passes it finds nothing new. A nightly
+that did not finish every step (exit 2, or killed) is recorded but never becomes the baseline of
+the next one.
 """
 
 from __future__ import annotations
@@ -204,11 +207,13 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
                 ingest = ingest_archive(con, runs_dir, progress=progress, parsers=pool if early else None,
                                         full_scan=full, workers=workers)
             with phase("lint"):
-                lint = lint_warehouse(con, record=True)
+                lint = lint_warehouse(con, record=True, same_pass=True, keep_store=True)
             verify = None
             if sources is not None:
                 with phase("verify"):
-                    verify = verify_warehouse(con, sources, record=True, reuse=True)
+                    # A full scan reads every file again, the pinned copies' included.
+                    verify = verify_warehouse(con, sources, record=True, reuse=True, same_pass=True,
+                                              pinned_files="record" if full else "trust")
             lint_id = _attr(lint, "lint_id")
             verify_id = _attr(verify, "lint_id", "verify_id") if verify is not None else None
             if lint_id is None:

@@ -30,3 +30,8 @@ ALTER TABLE IF EXISTS verify_verdicts ADD COLUMN IF NOT EXISTS ingest_id INTEGER
 
 -- Verdict reuse after passes over some runs only (the watch): which passes judged every run.
 ALTER TABLE IF EXISTS lints ADD COLUMN IF NOT EXISTS all_runs BOOLEAN;
+
+-- A nightly with nothing changed records no pass (groundwork.checks.current): what each ingest
+-- changed, and the latest ingest each pass read the runs after.
+ALTER TABLE IF EXISTS ingests ADD COLUMN IF NOT EXISTS runs_changed INTEGER;
+ALTER TABLE IF EXISTS lints ADD COLUMN IF NOT EXISTS ingest_id INTEGER;

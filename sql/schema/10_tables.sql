@@ -20,7 +20,7 @@ CREATE TABLE IF NOT EXISTS schema_info (
     key   VARCHAR PRIMARY KEY,
     value VARCHAR
 );
-INSERT OR REPLACE INTO schema_info VALUES ('schema_version', '3');
+INSERT OR REPLACE INTO schema_info VALUES ('schema_version', '4');
 COMMENT ON TABLE schema_info IS 'Warehouse metadata; schema_version is bumped on every incompatible change.';
 COMMENT ON COLUMN schema_info.key IS 'Metadata key, e.g. schema_version.';
 COMMENT ON COLUMN schema_info.value IS 'Metadata value.';
@@ -42,7 +42,8 @@ CREATE TABLE IF NOT EXISTS ingests (
     issues          INTEGER,
     tool_version    VARCHAR,
     scan            VARCHAR,
-    dir_mtime_ns    BIGINT
+    dir_mtime_ns    BIGINT,
+    runs_changed    INTEGER
 );
 COMMENT ON TABLE ingests IS 'One row per `groundwork ingest` (or nightly ingest step); counts reconcile: folders_seen = runs_loaded + runs_unchanged + runs_rejected.';
 COMMENT ON COLUMN ingests.ingest_id IS 'Sequential id of the ingest.';
@@ -58,6 +59,7 @@ COMMENT ON COLUMN ingests.issues IS 'Number of ingest_issues rows recorded by th
 COMMENT ON COLUMN ingests.tool_version IS 'groundwork version that ran the ingest.';
 COMMENT ON COLUMN ingests.scan IS 'full: every run folder listed and its files compared by size, mtime and content hash (`--full-scan`, a first ingest, every N nightlies); quick: only what is new since the last finished ingest (new or vanished run folder names when runs/ changed, new index lines, runs written shortly before the last ingest); NULL: an ingest of given runs only, or by an older groundwork.';
 COMMENT ON COLUMN ingests.dir_mtime_ns IS 'Modification time of runs/ (ns) as listed by this ingest, the next quick ingest''s watermark: when unchanged, no run folder was added, removed or renamed since. NULL when not trusted (runs/ modified too close to its listing) or not listed.';
+COMMENT ON COLUMN ingests.runs_changed IS 'Runs whose rows this ingest changed: loaded (new or reloaded) or marked missing or back. 0: every run is as before it, so a check pass recorded before it still holds (groundwork.checks.current). NULL: not counted (the ingest did not finish, or an older groundwork ran it).';
 
 CREATE TABLE IF NOT EXISTS ingest_issues (
     ingest_id      INTEGER,
@@ -384,7 +386,8 @@ CREATE TABLE IF NOT EXISTS lints (
     runs_failed    INTEGER,
     all_rules      BOOLEAN,
     config_id      INTEGER,
-    all_runs       BOOLEAN
+    all_runs       BOOLEAN,
+    ingest_id      INTEGER
 );
 COMMENT ON TABLE lints IS 'Append-only history: one row per lint or verify pass over the warehouse.';
 COMMENT ON COLUMN lints.lint_id IS 'Sequential id of the pass.';
@@ -400,6 +403,7 @@ COMMENT ON COLUMN lints.runs_failed IS 'Runs that failed (or could not be checke
 COMMENT ON COLUMN lints.all_rules IS 'lint passes: true when every grounding rule was applied (no --rules selection); NULL for verify passes.';
 COMMENT ON COLUMN lints.config_id IS 'verify passes: the sources configuration used (source_configs); NULL for lint.';
 COMMENT ON COLUMN lints.all_runs IS 'true when the pass gave every run of the warehouse a verdict, false when only some runs (--run, the watch); NULL for passes recorded before schema_version 3.';
+COMMENT ON COLUMN lints.ingest_id IS 'The latest ingest (ingests.ingest_id) when the pass read the runs: a pass of every run stays current while every ingest since changed no run (ingests.runs_changed 0), and a nightly then points at it instead of recording a new pass. NULL for passes recorded before schema_version 4.';
 
 CREATE TABLE IF NOT EXISTS lint_verdicts (
     lint_id           INTEGER,
@@ -554,6 +558,26 @@ COMMENT ON COLUMN source_records.hash_identity_error IS 'Why hash_identity is NU
 COMMENT ON COLUMN source_records.hash_fairsharing IS 'SHA-256 of the record''s json-sorted-utf8-v1 projection (9 FAIRsharing fields, lists as sorted str() items).';
 COMMENT ON COLUMN source_records.hash_fairsharing_error IS 'Why hash_fairsharing is NULL.';
 COMMENT ON COLUMN source_records.record_json IS 'The record as compact JSON with sorted keys (Python json.dumps form).';
+
+CREATE TABLE IF NOT EXISTS source_files (
+    file       VARCHAR PRIMARY KEY,
+    size       BIGINT,
+    mtime_ns   BIGINT,
+    ctime_ns   BIGINT,
+    inode      BIGINT,
+    device     BIGINT,
+    sha256     VARCHAR,
+    checked_at TIMESTAMP
+);
+COMMENT ON TABLE source_files IS 'Each pinned data file as it was when its bytes last matched their pin: a nightly that is not a full scan takes a file whose size, inode, device, mtime and ctime are all the same to hold the same bytes (any write, and any reset of the mtime, changes the ctime) and does not read it again (groundwork.checks.sources).';
+COMMENT ON COLUMN source_files.file IS 'Absolute path of the data file.';
+COMMENT ON COLUMN source_files.size IS 'Size in bytes.';
+COMMENT ON COLUMN source_files.mtime_ns IS 'Modification time (ns).';
+COMMENT ON COLUMN source_files.ctime_ns IS 'Status change time (ns).';
+COMMENT ON COLUMN source_files.inode IS 'Inode number.';
+COMMENT ON COLUMN source_files.device IS 'Device number.';
+COMMENT ON COLUMN source_files.sha256 IS 'SHA-256 of the bytes, equal to the pin they were checked against.';
+COMMENT ON COLUMN source_files.checked_at IS 'UTC time the bytes were last read and checked.';
 
 -- ------------------------------------------------------------------------------------------
 -- Nightly job history (helper E: groundwork/jobs/nightly.py). One row per `groundwork nightly`;

@@ -70,6 +70,13 @@ def lint_reading(con, archive: Path, *, kept: str, fresh: tuple[str, ...]) -> di
     return want
 
 
+def reloaded_by_hand(con, runs: int) -> None:
+    """Record an ingest that changed ``runs`` runs, as the one that reloads them does
+    (ingests.runs_changed): keep_derived compares the runs with the store only after one."""
+    con.execute("INSERT INTO ingests (ingest_id, runs_dir, started_at, finished_at, runs_changed) "
+                "SELECT max(ingest_id) + 1, 'by hand', now(), now(), $n FROM ingests", {"n": runs})
+
+
 def store_rows(con) -> dict:
     names = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'lint_store' ORDER BY 1").fetchall()]
     return {name: sorted(con.execute(f"SELECT * FROM lint_store.{name}").fetchall(), key=repr) for name in names}
@@ -107,6 +114,57 @@ def test_a_lint_never_builds_the_store_keep_derived_does_and_the_next_lint_reads
     got = lint(warehouse, record=False)
     assert got[A].chat_count == want[A].chat_count + TAMPER  # read from the store, not derived again
     assert got[B] == want[B]
+
+
+def test_keep_derived_compares_no_run_while_no_ingest_changed_one(warehouse, archive, monkeypatch):
+    """keep_derived remembers the latest ingest it brought the store up to date after; while every
+    ingest since changed no run (ingests.runs_changed 0) it answers fresh without comparing the
+    runs with the store, and once one did, it derives the changed run again."""
+    assert keep_derived(warehouse) == "built"
+    compared = []
+    real = store._changed_runs
+    monkeypatch.setattr(store, "_changed_runs", lambda con: compared.append(1) or real(con))
+    ingest.ingest_archive(warehouse, archive)   # nothing changed
+    assert keep_derived(warehouse) == "fresh" and compared == []
+    envelope = archive / A / "envelope.json"
+    doc = json.loads(envelope.read_text(encoding="utf-8"))
+    doc["grounding_mode"] = "retrieval"
+    envelope.write_text(json.dumps(doc), encoding="utf-8")
+    ingest.ingest_archive(warehouse, archive)
+    assert keep_derived(warehouse) == "refreshed" and compared == [1]
+    assert keep_derived(warehouse) == "fresh" and compared == [1]
+    # An ingest that did not finish may have changed runs: compared again.
+    warehouse.execute("INSERT INTO ingests (ingest_id, runs_dir, started_at) SELECT max(ingest_id) + 1, 'x', now() FROM ingests")
+    assert keep_derived(warehouse) == "fresh" and compared == [1, 1]
+    assert lint(warehouse) == oracle(archive)
+
+
+def test_the_nightlys_lint_keeps_what_it_derived_for_the_changed_runs(warehouse, archive, monkeypatch):
+    """lint_warehouse(keep_store=True), judging only a reloaded run, puts the relations it
+    derived for it in the store: keep_derived then has nothing to compare or derive, and a full
+    lint reads the store (the unchanged run's tampered rows kept, the reloaded run's new ones)."""
+    lint_warehouse(warehouse)
+    assert keep_derived(warehouse) == "built"
+    tamper(warehouse, B)
+    envelope = archive / A / "envelope.json"
+    doc = json.loads(envelope.read_text(encoding="utf-8"))
+    doc["grounding_mode"] = "retrieval"
+    envelope.write_text(json.dumps(doc), encoding="utf-8")
+    ingest.ingest_archive(warehouse, archive)
+    judged = lint_warehouse(warehouse, keep_store=True)
+    assert judged.reused == 2   # only A judged
+    compared = []
+    monkeypatch.setattr(store, "_changed_runs", lambda con: compared.append(1))
+    assert keep_derived(warehouse) == "fresh" and compared == []
+    monkeypatch.undo()
+    assert store._changed_runs(warehouse).num_rows == 0
+    lint_reading(warehouse, archive, kept=B, fresh=(A, C))
+    # Without keep_store the store is left as it was.
+    doc["grounding_mode"] = "input_only"
+    envelope.write_text(json.dumps(doc), encoding="utf-8")
+    ingest.ingest_archive(warehouse, archive)
+    lint_warehouse(warehouse)
+    assert store._changed_runs(warehouse).column("invocation_id").to_pylist() == [A]
 
 
 def test_keep_derived_builds_under_a_memory_cap_and_restores_the_setting(warehouse):
@@ -167,6 +225,7 @@ def test_when_many_runs_changed_the_lint_derives_for_itself_and_keep_derived_cat
     keep_derived(warehouse)
     tamper(warehouse, B)
     warehouse.execute("UPDATE runs SET ingest_id = ingest_id + 100 WHERE invocation_id = ?", [A])  # 1 of 3: > 10 %
+    reloaded_by_hand(warehouse, 1)
     before = store_rows(warehouse)
     want = oracle(archive)
     assert lint(warehouse) == want  # B read from the runs, not from the (altered) store
@@ -174,6 +233,7 @@ def test_when_many_runs_changed_the_lint_derives_for_itself_and_keep_derived_cat
     assert keep_derived(warehouse) == "refreshed"  # 1 of 3: not over half, derived again alone
     assert lint(warehouse)[B].chat_count == want[B].chat_count + TAMPER
     warehouse.execute("UPDATE runs SET ingest_id = ingest_id + 100 WHERE invocation_id <> ?", [C])  # 2 of 3
+    reloaded_by_hand(warehouse, 2)
     assert keep_derived(warehouse) == "built"
     assert lint(warehouse) == want
 

@@ -40,3 +40,26 @@ def test_a_warehouse_named_with_quotes_lints_and_keeps_no_workspace(tmp_path):
     assert con.execute("SELECT count(*) FROM lint_judged").fetchall() == con.execute(
         "SELECT count(*) FROM lint_store.lint_judged").fetchall()
     assert lint_warehouse(con, reuse=False).by_id() == by_id  # read back from lint_store
+
+
+def test_a_pass_over_some_runs_reads_their_rows_of_the_run_tables_only(tmp_path):
+    """In a pass over some runs, spans, payload_refs, evidence and delegations name the scope's
+    rows only (views over the warehouse's tables, by rowid), and the pass judges as a pass over
+    every run does."""
+    from groundwork.checks import derived
+
+    runs = tmp_path / "runs"
+    for d in EXPECTED.values():
+        shutil.copytree(CORPUS / "runs" / d["invocation_id"], runs / d["invocation_id"], dirs_exist_ok=True)
+    con = connect(tmp_path / "w.duckdb")
+    ingest.ingest_archive(con, runs)
+    some = sorted(d["invocation_id"] for d in EXPECTED.values())[::3]
+    with derived.materialised(con, some) as workspace:
+        for table in derived.NARROWED:
+            mine = con.execute(f"SELECT * FROM {workspace.schema}.{table} ORDER BY ALL").fetchall()
+            want = con.execute(f"SELECT * FROM main.{table} WHERE invocation_id IN (SELECT unnest($r)) ORDER BY ALL",
+                               {"r": some}).fetchall()
+            assert mine == want and (table != "spans" or mine), table
+    everything = lint_warehouse(con, record=False, reuse=False).by_id()
+    scoped = lint_warehouse(con, runs=some, record=False, reuse=False).by_id()
+    assert scoped == {run: everything[run] for run in some}

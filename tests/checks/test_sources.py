@@ -130,6 +130,47 @@ def test_a_file_changed_after_loading_is_refused(tmp_path):
         load_into_warehouse(con, cfg)
 
 
+def test_a_trusted_copy_is_read_again_only_once_its_file_changed(tmp_path, monkeypatch):
+    """pinned_files="trust" (the nightly): the file of a loaded copy, as source_files recorded it
+    when its bytes matched the pin (size, inode, device, mtime, ctime), is not read again; a file
+    rewritten, even to the same size with its mtime set back, is read and refused."""
+    import os
+    import time
+    from groundwork.checks import sources as sources_mod
+
+    entry = data_file(tmp_path, "r.jsonl", jsonl(RECORD_A))
+    cfg = write_config(tmp_path, [{"snapshot_refs": ["a"], "id_field": "source_id", **entry}])
+    read = []
+    real = sources_mod.read_pinned
+    monkeypatch.setattr(sources_mod, "read_pinned", lambda e: read.append(e.path) or real(e))
+    con = connect(":memory:")
+    load_into_warehouse(con, cfg)                                # read, not recorded
+    load_into_warehouse(con, cfg, pinned_files="trust")          # just written: read, not recorded
+    assert con.execute("SELECT count(*) FROM source_files").fetchall() == [(0,)] and len(read) == 2
+    monkeypatch.setattr(sources_mod, "SETTLE_NS", 0)             # as if written long ago
+    read.clear()
+    load_into_warehouse(con, cfg, pinned_files="trust")          # nothing recorded yet: read
+    load_into_warehouse(con, cfg, pinned_files="trust")          # as recorded: not read
+    assert read == ["r.jsonl"]
+    assert con.execute("SELECT file, size, sha256 FROM source_files").fetchall() == [
+        (str((tmp_path / "r.jsonl").resolve()), len(jsonl(RECORD_A)), entry["sha256"])]
+    load_into_warehouse(con, cfg, pinned_files="record")         # a full scan reads every file
+    assert read == ["r.jsonl"] * 2
+    before = os.stat(tmp_path / "r.jsonl")
+    time.sleep(0.05)   # past the file system's clock tick
+    forged = jsonl({"source_id": "src:a", "text": "Alpha!"})
+    assert len(forged) == before.st_size
+    (tmp_path / "r.jsonl").write_bytes(forged)
+    os.utime(tmp_path / "r.jsonl", ns=(before.st_atime_ns, before.st_mtime_ns))
+    with pytest.raises(ConfigError, match="not the pinned"):
+        load_into_warehouse(con, cfg, pinned_files="trust")
+    # A copy not loaded yet is always read (its records are parsed from the bytes read).
+    other = connect(":memory:")
+    (tmp_path / "r.jsonl").write_bytes(jsonl(RECORD_A))
+    load_into_warehouse(other, cfg, pinned_files="trust")
+    assert other.execute("SELECT count(*) FROM source_records").fetchall() == [(1,)]
+
+
 def test_nothing_is_written_when_a_later_entry_fails(tmp_path):
     good = data_file(tmp_path, "r.jsonl", jsonl(RECORD_A))
     cfg = write_config(tmp_path, [{"snapshot_refs": ["a"], "id_field": "source_id", **good},

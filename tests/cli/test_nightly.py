@@ -170,8 +170,10 @@ def test_mutated_archive_new_and_resolved(first_night, tmp_path):
 def test_a_manual_lint_between_two_nightlies_changes_nothing_the_second_calls_new(first_night, tmp_path):
     """New / resolved / still failing compare a nightly with the previous finished nightly
     (nightly_changes), whatever ran in between: a `groundwork lint` that already saw tonight's
-    changes changes neither the exit status nor the reports nor the recorded counts. lint_diff
-    answers another question (between a run's two latest full lints), so it differs."""
+    changes changes neither the exit status nor the reports nor the recorded counts. The
+    nightly then records no lint pass of its own: nothing changed since the manual one, which
+    it names (checks.current), so lint_diff (between a run's two latest full lints) says the
+    same either way."""
     archive = tmp_path / "archive"
     shutil.copytree(first_night["archive"], archive)
     runs = archive / "runs"
@@ -193,16 +195,21 @@ def test_a_manual_lint_between_two_nightlies_changes_nothing_the_second_calls_ne
                                "ORDER BY nightly_id DESC LIMIT 1").fetchall()
         diff = dict(con.execute("SELECT invocation_id, min(change) FROM lint_diff WHERE invocation_id IN (?, ?) "
                                 "GROUP BY ALL", [PASSING_RETRIEVAL, FAILING_N1]).fetchall())
+        passes = con.execute("SELECT (SELECT lint_id FROM nightlies ORDER BY nightly_id DESC LIMIT 1), "
+                             "list(lint_id ORDER BY lint_id) FROM lints WHERE kind = 'lint'").fetchall()[0]
         con.close()
         s = summary(out)
-        nights[manual] = (result.exit_code, changes, recorded, s["totals"], s["since_previous_nightly"], diff)
+        nights[manual] = (result.exit_code, changes, recorded, s["totals"], s["since_previous_nightly"], diff, passes)
     plain, with_lint = nights[False], nights[True]
     assert plain[0] == with_lint[0] == 1
     assert plain[1] == with_lint[1] and plain[1][PASSING_RETRIEVAL] == "new" and plain[1][FAILING_N1] == "resolved"
     assert plain[2] == with_lint[2] and plain[2][0][0] == sum(c == "new" for c in plain[1].values())
     assert plain[3] == with_lint[3] and plain[4] == with_lint[4]
-    # lint_diff: against the nightly's lint the manual lint already had the new violations.
-    assert plain[5][PASSING_RETRIEVAL] == "new" and with_lint[5][PASSING_RETRIEVAL] == "still_failing"
+    # The second nightly's lint pass: its own, or the manual lint's (nothing changed since).
+    first_lint = plain[6][1][0]
+    assert plain[6][1] == with_lint[6][1] == [first_lint, plain[6][0]] and with_lint[6][0] == plain[6][0]
+    assert plain[5][PASSING_RETRIEVAL] == with_lint[5][PASSING_RETRIEVAL] == "new"
+
 
 def test_without_sources_the_source_check_is_skipped(tmp_path):
     archive = tmp_path / "archive"

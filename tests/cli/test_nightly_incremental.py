@@ -9,14 +9,19 @@ Two warehouses follow the same archive through a seeded random sequence of chang
 - ``reference``: every check recomputed from scratch each night (no verdict reused, no
   lint_store) into an empty report directory.
 
-Both record one ingest, lint and verify pass per nightly, so their ids agree; what differs, and
-is masked before the byte-for-byte comparison (``MASKS``):
+Both record one ingest per nightly, so their ids agree; the reference records a lint and a verify
+pass every night, the incremental one only when something they depend on changed (else it names
+the passes that still hold: checks.current), so pass ids differ. What differs, and is masked
+before the byte-for-byte comparison (``_masks``):
 
 - timestamps of the nightly itself (generated_at, passes' started_at / finished_at, the trend's
   ``at``, junit timestamps: every ISO time on or after the test's start day; the archive's own
   times are older) and the Unix times / durations in summary.json and the metrics textfile;
 - the report directory and warehouse paths (TMP/inc/... and TMP/ref/...: summary.json meta,
   summary.md);
+- the ids of lint and verify passes (``lint pass #3``, ``"lint_id": 3``); which passes the
+  incremental nightly names is checked apart: its own exactly when its ingest changed a run (or,
+  for the lint pass, the rules changed), else the previous nightly's;
 - ``.groundwork-manifest.json`` (the incremental writer's own bookkeeping) is not compared.
 """
 
@@ -52,7 +57,8 @@ def _masks(start_day: str):
 
     epoch = re.compile(rb'("(?:started|finished)_epoch": |"duration_seconds": |'
                        rb"groundwork_nightly_(?:duration_seconds|last_success_timestamp_seconds) )[0-9.e+-]+")
-    return lambda text: epoch.sub(rb"\1<n>", iso.sub(mask_time, text))
+    pass_id = re.compile(rb'((?:[Ll]int|verify) pass #|"(?:baseline_)?(?:lint|verify)_id": )\d+')
+    return lambda text: pass_id.sub(rb"\1<id>", epoch.sub(rb"\1<n>", iso.sub(mask_time, text)))
 
 
 def _tree(out: Path) -> dict[str, bytes]:
@@ -148,7 +154,9 @@ def test_incremental_nightly_reports_equal_a_nightly_that_recomputes_everything(
     rng.shuffle(singles)
     plan = [[], ["nothing"], *singles] + [rng.sample(["add", "edit", "delete", "rules", "nothing"], rng.randint(2, 3))
                                           for _ in range(EXTRA_STEPS)]
+    previous = None
     for step, actions in enumerate(plan):
+        rules_before = rules
         for action in actions:
             if action == "rules":
                 rules = changed_rules if rules == original_rules else original_rules
@@ -157,6 +165,12 @@ def test_incremental_nightly_reports_equal_a_nightly_that_recomputes_everything(
                 history.append(getattr(archive, action)())
         monkeypatch.setattr(rules_mod, "RULES_DIR", rules)
         inc = _run(archive, inc_wh, inc_out)
+        runs_changed = previous is None or inc.ingest.changed_runs != []
+        assert inc.verify.kept == (not runs_changed), (step, history)
+        assert inc.lint.kept == (not runs_changed and rules == rules_before), (step, history)
+        if inc.lint.kept:
+            assert (inc.lint.lint_id, inc.verify.lint_id) == (previous.lint.lint_id, previous.verify.lint_id)
+        previous = inc
         ref_out = tmp_path / "ref" / "out"
         shutil.rmtree(ref_out, ignore_errors=True)   # an empty report directory every night
         with monkeypatch.context() as m:
