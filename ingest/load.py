@@ -44,7 +44,7 @@ from groundwork.core.regular import NotRegularFile, open_regular, open_regular_f
 from groundwork.core.warehouse import cursor, memory_at_most, size_bytes
 
 from groundwork.ingest import issues as K
-from groundwork.ingest.archive import (CLAIMS_SQL, NOT_A_SCHEMA, index_blocks, index_duplicates, schema_file,
+from groundwork.ingest.archive import (NOT_A_SCHEMA, claims, index_blocks, index_duplicates, schema_file,
                                        schema_name_ok)
 from groundwork.ingest.issues import Issues
 from groundwork.core.jsontext import decode_utf8, loads, vstr
@@ -597,7 +597,7 @@ class _Loader:
             # a quick scan that changed no run keeps the last ones: the same runs, the same ids)
             same = getattr(self, "quick", False) and not any_flipped and not result.runs_loaded
             archive_rows += [issue_row(self.ingest_id, inv, path, None, K.DUPLICATE_ID, msg, K.NONE) for inv, path, msg in (
-                con.execute(_KEPT_DUPLICATES_SQL, {"kind": K.DUPLICATE_ID}) if same else con.execute(CLAIMS_SQL)).fetchall()]
+                con.execute(_KEPT_DUPLICATES_SQL, {"kind": K.DUPLICATE_ID}).fetchall() if same else claims(con, K.DUPLICATE_ID))]
             self._replace_derived_issues(archive_rows, result)
             if self.index_missing:
                 con.execute("DELETE FROM invocation_index")
