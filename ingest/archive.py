@@ -54,9 +54,10 @@ def index_duplicates(con, from_line: int = 1) -> list[tuple]:
 
 
 # The runs on disk whose envelope claims an invocation id another folder claims (as its envelope's
-# id or as its name): (invocation_id, path, message) over table ``runs`` (its invocation_id,
-# run_path, envelope_invocation_id, missing and envelope_json).
-CLAIMS_SQL = """
+# id or as its name), with the folders claiming it too, over table ``runs`` (its invocation_id,
+# run_path, envelope_invocation_id and missing): (invocation_id, run_path, envelope_invocation_id,
+# others).
+_FOUND_SQL = """
 WITH present AS (SELECT invocation_id, run_path, envelope_invocation_id FROM runs
                  WHERE NOT missing AND envelope_invocation_id IS NOT NULL),
      -- two folders claim one id only if one of them has an envelope id not its
@@ -67,18 +68,54 @@ WITH present AS (SELECT invocation_id, run_path, envelope_invocation_id FROM run
      claims AS (SELECT envelope_invocation_id AS claimed, invocation_id FROM present
                 WHERE envelope_invocation_id IN (SELECT claimed FROM odd)
                 UNION SELECT invocation_id AS claimed, invocation_id FROM present
-                WHERE invocation_id IN (SELECT claimed FROM odd))
-SELECT p.invocation_id, p.run_path || '/envelope.json',
-       -- an envelope without an invocation_id (absent or null; its str() is None) says so
-       CASE WHEN (SELECT coalesce(json_type(e.envelope_json, '$.invocation_id'), 'NULL') = 'NULL'
-                  FROM runs e WHERE e.invocation_id = p.invocation_id)
-            THEN 'the envelope has no invocation_id, nor have the envelopes of folder(s) '
-            ELSE 'invocation_id ' || p.envelope_invocation_id || ' is also claimed by folder(s) ' END ||
-       string_agg(c.invocation_id, ', ' ORDER BY c.invocation_id)
-FROM present p JOIN claims c ON c.claimed = p.envelope_invocation_id AND c.invocation_id <> p.invocation_id
-WHERE p.envelope_invocation_id IN (SELECT claimed FROM odd)
-GROUP BY p.invocation_id, p.run_path, p.envelope_invocation_id
+                WHERE invocation_id IN (SELECT claimed FROM odd)),
+     found AS (SELECT p.invocation_id, p.run_path, p.envelope_invocation_id,
+                      string_agg(c.invocation_id, ', ' ORDER BY c.invocation_id) AS others
+               FROM present p JOIN claims c ON c.claimed = p.envelope_invocation_id AND c.invocation_id <> p.invocation_id
+               WHERE p.envelope_invocation_id IN (SELECT claimed FROM odd)
+               GROUP BY p.invocation_id, p.run_path, p.envelope_invocation_id)
 """
+# An envelope without an invocation_id (absent or null) has the envelope_invocation_id 'None' (its
+# str()), as has one whose id is the string "None": only those envelopes are read to tell which.
+_NO_ID_SQL = "coalesce(json_type(envelope_json, '$.invocation_id'), 'NULL') = 'NULL'"
+_NO_ID = "the envelope has no invocation_id, nor have the envelopes of folder(s) "
+_ALSO = " is also claimed by folder(s) "
+
+# (invocation_id, path, message) of those runs, over table ``runs`` (also its envelope_json).
+# Reading envelope_json is what costs (a compressed vector of envelopes per run read): it is read
+# for the candidates whose envelope_invocation_id is 'None' only.
+CLAIMS_SQL = _FOUND_SQL + f""",
+     unnamed AS (SELECT invocation_id FROM runs WHERE envelope_invocation_id = 'None' AND {_NO_ID_SQL})
+SELECT f.invocation_id, f.run_path || '/envelope.json',
+       CASE WHEN f.invocation_id IN (SELECT invocation_id FROM unnamed) THEN '{_NO_ID}'
+            ELSE 'invocation_id ' || f.envelope_invocation_id || '{_ALSO}' END || f.others
+FROM found f
+"""
+
+
+def claims(con, kind: str) -> list[tuple]:
+    """CLAIMS_SQL's rows over a warehouse (DuckDB ``con``), reading the envelope of only the
+    candidates whose 'None' it cannot tell from their ``kind`` issues (duplicate ids) kept: such
+    an issue, written by an ingest no earlier than the one that loaded the run's rows, was worded
+    from the envelope the run has now. (At 100,000 runs CLAIMS_SQL read every envelope: 0.5 s.)"""
+    found = con.execute(_FOUND_SQL + """,
+        kept AS (SELECT i.invocation_id, bool_or(starts_with(i.message, $no_id)) AS no_id
+                 FROM ingest_issues i JOIN runs r ON r.invocation_id = i.invocation_id
+                 WHERE i.kind = $kind AND i.invocation_id IN (SELECT invocation_id FROM found)
+                   AND i.ingest_id >= r.ingest_id
+                 GROUP BY i.invocation_id)
+        SELECT f.invocation_id, f.run_path || '/envelope.json', f.envelope_invocation_id, f.others,
+               CASE WHEN f.envelope_invocation_id = 'None' THEN k.no_id ELSE false END
+        FROM found f LEFT JOIN kept k ON k.invocation_id = f.invocation_id""",
+                        {"no_id": _NO_ID, "kind": kind}).fetchall()
+    unknown = [inv for inv, _, _, _, no_id in found if no_id is None]
+    no_id = {inv for inv, _, _, _, known in found if known}
+    if unknown:
+        no_id.update(inv for (inv,) in con.execute(
+            f"SELECT invocation_id FROM runs WHERE invocation_id IN (SELECT unnest($ids::VARCHAR[])) AND {_NO_ID_SQL}",
+            {"ids": unknown}).fetchall())
+    return [(inv, path, (_NO_ID if inv in no_id else f"invocation_id {claimed}{_ALSO}") + others)
+            for inv, path, claimed, others, _ in found]
 
 
 def schema_name_ok(name: str) -> bool:

@@ -1,13 +1,14 @@
-"""Load an archive into the warehouse: batches of runs, one transaction per batch.
+"""Load an archive into the warehouse: batches of runs, one transaction per TXN_RUNS runs.
 
 Protocol (what makes kill -9 at any moment safe):
 
 1. An ``ingests`` row is committed first (``finished_at`` NULL until the end).
 2. Run folders are streamed from the archive root in chunks; worker processes list, fingerprint,
-   read and parse them (``process_chunk``); the main process writes each batch of results in
-   one transaction: the rows of reloaded runs are deleted and re-inserted whole, together with
-   their ``run_files`` fingerprints. A killed batch leaves nothing behind, and a committed one is
-   skipped as unchanged by the next ingest.
+   read and parse them (``process_chunk``); the main process writes batches of results into a
+   transaction committed every TXN_RUNS runs and at the end: the rows of reloaded runs are
+   deleted and re-inserted whole, together with their ``run_files`` fingerprints. A killed
+   transaction leaves nothing behind, and a committed one's runs are skipped as unchanged by the
+   next ingest.
 3. A final transaction replaces the archive-level state (index, class schemas, issues of the
    archive root and of rejected folders, duplicate-id issues), marks runs whose folder is gone
    as missing and closes the ``ingests`` row. Everything it writes is recomputed from the disk
@@ -41,10 +42,10 @@ import pyarrow.compute as pc
 from groundwork import __version__ as tool_version
 from groundwork.core.jsontext import MAX_LINE
 from groundwork.core.regular import NotRegularFile, open_regular, open_regular_file
-from groundwork.core.warehouse import cursor, memory_at_most, size_bytes
+from groundwork.core.warehouse import ROW_GROUP_SIZE, cursor, memory_at_most, size_bytes
 
 from groundwork.ingest import issues as K
-from groundwork.ingest.archive import (CLAIMS_SQL, NOT_A_SCHEMA, index_blocks, index_duplicates, schema_file,
+from groundwork.ingest.archive import (NOT_A_SCHEMA, claims, index_blocks, index_duplicates, schema_file,
                                        schema_name_ok)
 from groundwork.ingest.issues import Issues
 from groundwork.core.jsontext import loads
@@ -64,10 +65,18 @@ from groundwork.ingest.work import process_chunk  # noqa: F401 - replaced by ben
 CHUNK = 256           # runs per worker task, at most (see _chunk_size)
 LOOKUP = 1024         # runs fetched at a time from the stream of (run folder, stored fingerprints)
 DIR_BATCH = 16384     # run folder names per insert into the TEMP table of the archive's listing
-BATCH_RUNS = 5000     # runs per transaction (each commit serialises its rows into the WAL; fewer, larger ones cost less CPU)
+BATCH_RUNS = 5000     # runs per batch handed to the writer thread (its rows are held until written)
 BATCH_ROWS = 150_000  # or fewer when the runs are large
 BATCH_BYTES = 96 << 20  # or fewer when their rows are large (5,000 synthetic runs: ~44 MB of Arrow IPC), so
                         # a few huge runs are held and refused (write_batch) in small batches
+# Runs per transaction: the writer commits after the batch that reaches it (and at the end). A
+# transaction holding a whole row group of a table (ROW_GROUP_SIZE rows) has DuckDB write it to
+# the file compressed while inserting ("optimistic writes"); rows committed in smaller
+# transactions are written to the WAL first, compressed by a later checkpoint, and the open row
+# groups compressed again by each checkpoint after. At 20,000 runs, batches of 5,000 committed
+# one by one cost ~2.3 s of the writer's CPU and left 0.75 s of checkpoint for the end; one
+# transaction ~1.1 s and nothing. The rows of a batch are not held until the commit (_insert).
+TXN_RUNS = 4 * ROW_GROUP_SIZE
 
 
 @dataclass
@@ -159,13 +168,13 @@ class _Pool:
     def submit(self, fn, *args):
         """Queue a task; yield results of finished tasks (in submission order) when the window is full."""
         if self.ex is None:
-            yield fn(*args)
+            yield _with_task(fn(*args), fn, args)
             return
         ref = None
         if self.slots is not None and fn is not process_index_lines:
             ref = self.slots.acquire(self.make_room)
         with _main_not_reimported():
-            self.window.append((self.ex.submit(run_task, ref, fn, *args), None if ref is None else ref[1]))
+            self.window.append((self.ex.submit(run_task, ref, fn, *args), None if ref is None else ref[1], (fn, args)))
         while len(self.window) > self.ahead():
             yield self._result(*self.window.popleft())
 
@@ -177,8 +186,8 @@ class _Pool:
         while self.window:
             yield self._result(*self.window.popleft())
 
-    def _result(self, future, slot):
-        res = future.result()
+    def _result(self, future, slot, task):
+        res = _with_task(future.result(), *task)
         if slot is None:
             return res
         res = self.slots.receive(slot, res)
@@ -186,6 +195,13 @@ class _Pool:
         # slots hold results this process received, a state its own progress reaches
         _crash_point("slots-in-use", self.slots.in_use)
         return res
+
+
+def _with_task(res, fn, args):
+    """``res`` with the task that gave it, when a ChunkResult (``_Writer._redo`` runs it again)."""
+    if isinstance(res, ChunkResult):
+        res.task = (fn, args)
+    return res
 
 
 class _Borrowed:
@@ -250,16 +266,31 @@ class _Batch:
 
 class _Writer:
     """Writes batches on its own DuckDB cursor in a thread, so parsing never waits for inserts
-    (DuckDB releases the GIL). At most two batches wait, which bounds memory."""
+    (DuckDB releases the GIL). At most two batches wait, which bounds memory.
 
-    def __init__(self, con: duckdb.DuckDBPyConnection):
+    The batches go into one open transaction, committed once it holds ``txn_runs`` runs (TXN_RUNS)
+    and at the end (``close``). A batch's shared memory is given back as soon as its rows are
+    inserted; should the warehouse refuse a batch's rows, the transaction is rolled back and what
+    it held is written again batch by batch, as write_batch writes (the earlier batches' tasks
+    run again, in this thread: their rows are not held), the refused runs isolated."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, txn_runs: int = TXN_RUNS):
         self.con = con
+        self.txn_runs = txn_runs
         self.queue: queue.Queue = queue.Queue(maxsize=2)
         self.error: BaseException | None = None
         self.issues_new = 0
         self.put_count = 0   # batches put (by the main thread) ...
         self.done_count = 0  # ... and written (by the writer thread)
         self.slots: Slots | None = None  # given back their shared memory once a batch is written
+        self.open = False    # a transaction is open ...
+        self.held: list = [] # ... holding these batches (their results without rows) and index tables
+        self.held_runs = 0
+        self.held_issues = 0
+        # what batches written again found otherwise than when first read (a run folder changed
+        # meanwhile): count corrections and rejected-folder issues to swap (``_Loader.close_writer``)
+        self.recount: dict[str, int] = {"loaded": 0, "unchanged": 0, "rejected": 0}
+        self.rejected_swap: list[tuple[list, list]] = []
         self.thread = threading.Thread(target=self._run, name="groundwork-ingest-writer", daemon=True)
         self.thread.start()
 
@@ -286,27 +317,106 @@ class _Writer:
         while True:
             batch = self.queue.get()
             if batch is None:
+                if self.error is None:
+                    try:
+                        self._commit()
+                    except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+                        self._fail(exc)
                 return
             try:
                 if self.error is not None:
                     continue  # drain; the main thread re-raises
-                if isinstance(batch, pa.Table):  # invocations.jsonl rows, staged until the final transaction
-                    _insert(self.con, "_gw_index_stage", batch, columns=column_list("invocation_index"))
-                else:
-                    self.issues_new += write_batch(self.con, batch)
+                self._write(batch)
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
-                self.error = exc
-                if self.slots is not None:
-                    self.slots.disable()  # a submit waiting for a slot goes on through the pipe
+                self._fail(exc)
             finally:
-                # The batch's shared memory is given back only now: DuckDB reads the Arrow memory
-                # lazily during the INSERTs, and keeps the tables it scanned until the COMMIT.
-                # (Should anything still refer to a slot, say the traceback of an error, it is
-                # not reused before that reference is gone.)
-                if self.slots is not None and not isinstance(batch, pa.Table):
+                # The batch's shared memory is given back once its rows are inserted (_insert
+                # lets DuckDB keep no reference to it). (Should anything still refer to a slot,
+                # say the traceback of an error, it is not reused before that reference is gone.)
+                if not isinstance(batch, pa.Table):
                     for r in batch.pending:
-                        self.slots.release(r)
+                        if self.slots is not None:
+                            self.slots.release(r)
+                        r.tables = {}  # the rows go; the names stay (``_redo``)
                 self.done_count += 1
+
+    def _fail(self, exc: BaseException) -> None:
+        self.error = exc
+        if self.open:
+            self.open = False
+            _rollback(self.con)
+        if self.slots is not None:
+            self.slots.disable()  # a submit waiting for a slot goes on through the pipe
+
+    def _write(self, batch) -> None:
+        con = self.con
+        if not self.open:
+            con.execute("BEGIN")
+            self.open, self.held, self.held_runs, self.held_issues = True, [], 0, 0
+        try:
+            if isinstance(batch, pa.Table):  # invocations.jsonl rows, staged until the final transaction
+                _insert(con, "_gw_index_stage", batch, columns=column_list("invocation_index"))
+            else:
+                self.held_issues += _write_rows(con, batch)
+        except duckdb.Error as exc:
+            if isinstance(exc, _NOT_ISOLABLE) or isinstance(batch, pa.Table) or not any(r.loaded for r in batch.pending):
+                raise
+            self.open = False
+            _rollback(con)
+            self._redo(batch)
+            return
+        self.held.append(batch)
+        if not isinstance(batch, pa.Table):
+            self.held_runs += sum(len(r.loaded) + len(r.unchanged) + len(r.rejected) for r in batch.pending)
+            if self.held_runs >= self.txn_runs:
+                self._commit()
+
+    def _commit(self) -> None:
+        if not self.open:
+            return
+        _crash_point("batch-before-commit")
+        try:
+            self.con.execute("COMMIT")
+        except duckdb.Error as exc:
+            self.open = False
+            _rollback(self.con)
+            if isinstance(exc, _NOT_ISOLABLE):
+                raise
+            self._redo(None)
+            return
+        self.open = False
+        self.issues_new += self.held_issues
+        self.held = []
+        _crash_point("batch-after-commit")
+
+    def _redo(self, failed: _Batch | None) -> None:
+        """The open transaction was rolled back: write what it held again, each batch in its own
+        transaction (write_batch), then ``failed`` (the batch whose rows were refused)."""
+        held, self.held = self.held, []
+        for item in held:
+            if isinstance(item, pa.Table):
+                with _transaction(self.con):
+                    _insert(self.con, "_gw_index_stage", item, columns=column_list("invocation_index"))
+            else:
+                self.issues_new += write_batch(self.con, self._again(item))
+        if failed is not None:
+            self.issues_new += write_batch(self.con, failed)
+
+    def _again(self, batch: _Batch) -> _Batch:
+        """``batch`` read and parsed again (its results' tasks, run here)."""
+        pending, stored = [], set()
+        for old in batch.pending:
+            fn, args = old.task
+            new = _with_task(fn(*args), fn, args)
+            stored.update(name for name, fp in args[3] if fp is not None)  # process_chunk's items: in the warehouse
+            for key in self.recount:
+                self.recount[key] += len(getattr(new, key)) - len(getattr(old, key))
+            if new.rejected_issues != old.rejected_issues:
+                self.rejected_swap.append((old.rejected_issues, new.rejected_issues))
+            pending.append(new)
+        return _Batch(pending, replace=[n for r in pending for n in r.loaded if n in stored],
+                      seen=[n for r in pending for n in (*r.loaded, *r.unchanged)],
+                      touched=[t for r in pending for t in r.touched])
 
 
 def write_batch(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
@@ -331,20 +441,25 @@ _NOT_ISOLABLE = (duckdb.IOException, duckdb.FatalException, duckdb.InterruptExce
 
 
 def _write_whole(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
+    with _transaction(con, "batch"):
+        return _write_rows(con, batch)
+
+
+def _write_rows(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
+    """The rows of ``batch`` into the open transaction; returns the number of issue rows."""
     pending = batch.pending
     issues_new = 0
-    with _transaction(con, "batch"):
-        if batch.replace:
-            _delete_runs(con, batch.replace)
-        for t in RUN_TABLES:
-            parts = [_from_ipc(r.tables[t]) for r in pending if t in r.tables]
-            if not parts:
-                continue
-            tbl = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-            if t == "ingest_issues":
-                issues_new += tbl.num_rows
-            _insert(con, t, tbl)
-        _write_bookkeeping(con, batch)
+    if batch.replace:
+        _delete_runs(con, batch.replace)
+    for t in RUN_TABLES:
+        parts = [_from_ipc(r.tables[t]) for r in pending if t in r.tables]
+        if not parts:
+            continue
+        tbl = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+        if t == "ingest_issues":
+            issues_new += tbl.num_rows
+        _insert(con, t, tbl)
+    _write_bookkeeping(con, batch)
     return issues_new
 
 
@@ -461,11 +576,17 @@ def _largest_value(rows: dict[str, pa.Table]) -> tuple[str, str, int]:
 
 # runs whose folder is gone (or no longer loadable) are kept, marked missing; returns the runs flipped
 _MISSING_SQL = (
-    # only the rows that change are touched (an UPDATE ... FROM a join of every run held them all)
-    "UPDATE runs SET missing = true WHERE missing IS DISTINCT FROM true "
-    "AND NOT EXISTS (SELECT 1 FROM _gw_seen s WHERE s.invocation_id = runs.invocation_id) RETURNING invocation_id",
-    "UPDATE runs SET missing = false WHERE missing IS DISTINCT FROM false "
-    "AND EXISTS (SELECT 1 FROM _gw_seen s WHERE s.invocation_id = runs.invocation_id) RETURNING invocation_id",
+    # only the rows that change are touched (an UPDATE ... FROM a join of every run held them all),
+    # and only they are read whole: DuckDB updates runs (which has an index) by reading every
+    # column of the rows it scans, so the runs to flip are chosen in a subquery reading two
+    # columns (a condition on the updated scan itself read every envelope: 0.25-0.6 s of CPU at
+    # 100,000 runs in every full scan's finish, flipping none)
+    "UPDATE runs SET missing = true WHERE invocation_id IN (SELECT r.invocation_id FROM runs r "
+    "WHERE r.missing IS DISTINCT FROM true AND NOT EXISTS (SELECT 1 FROM _gw_seen s WHERE s.invocation_id = r.invocation_id)) "
+    "RETURNING invocation_id",
+    "UPDATE runs SET missing = false WHERE invocation_id IN (SELECT r.invocation_id FROM runs r "
+    "WHERE r.missing IS DISTINCT FROM false AND EXISTS (SELECT 1 FROM _gw_seen s WHERE s.invocation_id = r.invocation_id)) "
+    "RETURNING invocation_id",
 )
 # the same for a quick scan: the runs it looked at and those no longer listed (_gw_looked) only
 _QUICK_MISSING_SQL = ("""
@@ -478,7 +599,7 @@ _KEPT_DUPLICATES_SQL = "SELECT invocation_id, path, message FROM ingest_issues W
 
 
 class _Loader:
-    def __init__(self, con: duckdb.DuckDBPyConnection, root: Path, progress, workers, rehash, batch_runs):
+    def __init__(self, con: duckdb.DuckDBPyConnection, root: Path, progress, workers, rehash, batch_runs, txn_runs=TXN_RUNS):
         self.con = cursor(con)      # everything written (the writer thread, then the main thread)
         self.writer: _Writer | None = None
         self.root = str(root)
@@ -487,6 +608,7 @@ class _Loader:
         self.workers = workers
         self.rehash = rehash
         self.batch_runs = batch_runs
+        self.txn_runs = txn_runs
         self.pending: list[ChunkResult] = []
         self.pending_runs = 0
         self.pending_rows = 0
@@ -510,15 +632,24 @@ class _Loader:
         con.execute("COMMIT")
         con.execute("CREATE OR REPLACE TEMP TABLE _gw_seen (invocation_id VARCHAR)")
         self.ingest_id = ingest_id
-        self.writer = _Writer(con)
+        self.writer = _Writer(con, self.txn_runs)
         return ingest_id
 
     def close_writer(self, result: IngestResult) -> None:
         """Wait for every batch to be written (re-raising a writer error)."""
         if self.writer is not None:
             writer, self.writer = self.writer, None
-            writer.close()
-            result.issues_new += writer.issues_new
+            try:
+                writer.close()
+            finally:
+                result.issues_new += writer.issues_new
+                result.runs_loaded += writer.recount["loaded"]
+                result.runs_unchanged += writer.recount["unchanged"]
+                result.runs_rejected += writer.recount["rejected"]
+                for old, new in writer.rejected_swap:
+                    for row in old:
+                        self.rejected_issues.remove(row)
+                    self.rejected_issues.extend(new)
 
     # -- run folders --------------------------------------------------------------------
 
@@ -599,7 +730,7 @@ class _Loader:
             # a quick scan that changed no run keeps the last ones: the same runs, the same ids)
             same = getattr(self, "quick", False) and not any_flipped and not result.runs_loaded
             archive_rows += [issue_row(self.ingest_id, inv, path, None, K.DUPLICATE_ID, msg, K.NONE) for inv, path, msg in (
-                con.execute(_KEPT_DUPLICATES_SQL, {"kind": K.DUPLICATE_ID}) if same else con.execute(CLAIMS_SQL)).fetchall()]
+                con.execute(_KEPT_DUPLICATES_SQL, {"kind": K.DUPLICATE_ID}).fetchall() if same else claims(con, K.DUPLICATE_ID))]
             self._replace_derived_issues(archive_rows, result)
             if self.index_missing:
                 con.execute("DELETE FROM invocation_index")
@@ -660,10 +791,14 @@ def _with_table(con, name: str, tbl: pa.Table, fn):
 
 
 def _insert(con, table: str, tbl: pa.Table, columns: str | None = None) -> None:
+    """``tbl``'s rows into ``table``. Scanned through a record batch reader: DuckDB holds a
+    registered table (and so the memory under it, a shared-memory slot) until the transaction
+    ends, a reader's batches only while it inserts them."""
     if tbl.num_rows == 0:
         return
     cols = columns or column_list(table)
-    _with_table(con, "_gw_rows", tbl, lambda: con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _gw_rows"))
+    rows = pa.RecordBatchReader.from_batches(tbl.schema, tbl.to_batches())
+    _with_table(con, "_gw_rows", rows, lambda: con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _gw_rows"))
 
 
 @contextmanager
@@ -712,7 +847,7 @@ def _chunks(it, size):
 
 def ingest_archive(con: duckdb.DuckDBPyConnection, runs_dir, *, progress=None, workers: int | None = None,
                    rehash: bool = False, batch_runs: int = BATCH_RUNS, parsers: _Pool | None = None,
-                   full_scan: bool = True) -> IngestResult:
+                   full_scan: bool = True, txn_runs: int = TXN_RUNS) -> IngestResult:
     """Ingest every run folder of ``runs_dir`` (the store's ``runs/`` folder) into the warehouse.
 
     ``full_scan`` (the default here; `groundwork ingest` and the nightly pass False unless asked)
@@ -729,7 +864,7 @@ def ingest_archive(con: duckdb.DuckDBPyConnection, runs_dir, *, progress=None, w
     root = check_runs_dir(runs_dir)
     t0 = time.monotonic()
     with _ingest_settings(con):
-        return _ingest(con, root, t0, progress, workers, rehash, batch_runs, parsers, full_scan)
+        return _ingest(con, root, t0, progress, workers, rehash, batch_runs, parsers, full_scan, txn_runs)
 
 
 MEMORY_LIMIT = "128MB"  # DuckDB's buffer during an ingest: it caches what it writes, so without a
@@ -789,10 +924,11 @@ def _chunk_size(total: int, workers: int) -> int:
     return max(8, min(CHUNK, total // (max(workers, 1) * 16)))
 
 
-def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, parsers, full_scan=True) -> IngestResult:
+def _ingest(con, root: Path, t0: float, progress, workers, rehash, batch_runs, parsers, full_scan=True,
+            txn_runs=TXN_RUNS) -> IngestResult:
     if parsers is not None:
         workers = parsers.workers
-    loader = _Loader(con, root, progress, _default_workers() if workers is None else workers, rehash, batch_runs)
+    loader = _Loader(con, root, progress, _default_workers() if workers is None else workers, rehash, batch_runs, txn_runs)
     loader.t0 = t0
     loader.full_scan = full_scan or rehash
     ingest_id = loader.start()

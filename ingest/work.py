@@ -46,6 +46,8 @@ class ChunkResult:
     slot_end: int = 0
     slot_error: str | None = None
     slot: int | None = None
+    # in the main process, the task that gave it: (function, arguments) (load._Writer._redo)
+    task: tuple | None = None
 
 
 _CRASH = os.environ.get("GROUNDWORK_INGEST_CRASH")  # fault injection for the kill -9 tests: "point:n"

@@ -190,7 +190,7 @@ def progress(done, total):
     if hold_at and done >= hold_at:  # tell the test, then hold the main thread until its kill -9:
         print(done, flush=True)      # the writer thread and the parser processes go on meanwhile
         signal.pause()
-ingest_archive(con, sys.argv[2], workers=int(sys.argv[3]), batch_runs=40, progress=progress)
+ingest_archive(con, sys.argv[2], workers=int(sys.argv[3]), batch_runs=40, txn_runs=80, progress=progress)
 con.close()
 """
 

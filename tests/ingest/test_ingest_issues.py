@@ -395,6 +395,42 @@ def test_two_envelopes_without_an_invocation_id_say_so_not_none(one):
                     f"{other}/envelope.json": f"the envelope has no invocation_id, nor have the envelopes of folder(s) {inv}"}
 
 
+def test_duplicate_id_messages_follow_an_envelope_edited_between_ingests(one):
+    """A re-ingest words the duplicate-id issues from the envelopes as they are now, though it
+    takes an unchanged run's wording from the issue it kept (archive.claims): an envelope given
+    the id "None" (its str() is that of a missing id) is then also claimed, not without an id."""
+    runs, inv, d = one
+    other, third = "01a22a33-0000-7000-8000-000000000004", "01a22a33-0000-7000-8000-000000000005"
+    for name in (other, third):
+        shutil.copytree(d, runs / name)
+    for run in (d, runs / other, runs / third):
+        doc = envelope(run)
+        del doc["invocation_id"]
+        write_envelope(run, doc)
+
+    def messages(con):
+        return dict(con.execute("SELECT path, message FROM ingest_issues WHERE kind = 'duplicate-invocation-id'").fetchall())
+
+    def folders(*names):
+        return ", ".join(sorted(names))
+
+    con, _ = ingest(runs)
+    none = "the envelope has no invocation_id, nor have the envelopes of folder(s) "
+    assert messages(con) == {f"{inv}/envelope.json": none + folders(other, third),
+                             f"{other}/envelope.json": none + folders(inv, third),
+                             f"{third}/envelope.json": none + folders(inv, other)}
+    doc = envelope(runs / third)
+    doc["invocation_id"] = "None"
+    write_envelope(runs / third, doc)
+    os.utime(runs / third / "envelope.json", ns=(1, 1))  # another mtime whatever the clock's resolution
+    for full_scan in (True, False):  # the full scan reloads the run; the quick one after it keeps what it found
+        con, result = ingest(runs, con, full_scan=full_scan)
+        assert messages(con) == {f"{inv}/envelope.json": none + folders(other, third),
+                                 f"{other}/envelope.json": none + folders(inv, third),
+                                 f"{third}/envelope.json": "invocation_id None is also claimed by folder(s) " + folders(inv, other)}
+    assert result.runs_unchanged == 3
+
+
 def test_unreadable_files(one, tmp_path):
     runs, inv, d = one
     (d / "envelope.json").unlink()

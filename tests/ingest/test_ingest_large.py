@@ -16,7 +16,7 @@ import shutil
 
 import pytest
 
-from groundwork.ingest import scan, spans
+from groundwork.ingest import load, scan, spans
 from ingest_support import EXAMPLE_RUNS, ingest, issues, run_row
 
 BIG = 50_000_000
@@ -169,6 +169,28 @@ def test_a_batch_the_warehouse_refuses_is_loaded_with_the_culprits_isolated(tmp_
     assert _good_rows(con, good) == _clean(tmp_path, good)
     _, again = ingest(runs, con)
     assert again.runs_unchanged == len(places) + len(good) and again.runs_loaded == 0
+
+
+def test_a_refused_batch_after_others_in_its_transaction_has_them_written_again(tmp_path, unbounded, monkeypatch):
+    """The batches of an ingest share a transaction (load.TXN_RUNS): refused rows roll back the
+    batches before them too, which are read again and written (load._Writer._redo), the refused
+    run isolated, nothing lost or counted twice."""
+    runs, victims, good = _archive(tmp_path, ["envelope-string"], 5)
+    real_classify = load.classify_root
+    # one run per task and per batch, the victim (first by name) listed last: five batches before it
+    monkeypatch.setattr(load, "classify_root", lambda root: iter(sorted(real_classify(root), key=lambda e: e[1], reverse=True)))
+    monkeypatch.setattr(load, "_chunk_size", lambda total, workers: 1)
+    again, real_again = [], load._Writer._again
+    monkeypatch.setattr(load._Writer, "_again", lambda self, batch: again.append(batch) or real_again(self, batch))
+    con, result = ingest(runs, batch_runs=1)
+    assert len(again) == len(good)
+    assert (result.folders_seen, result.runs_loaded, result.runs_unchanged, result.runs_rejected) == (6, 6, 0, 0)
+    inv = victims["envelope-string"]
+    assert issues(con, inv) == [("unstorable", f"{inv}/envelope.json", None, BOTH)]
+    assert con.execute("SELECT count(*), count(DISTINCT invocation_id) FROM runs").fetchone() == (6, 6)
+    assert _good_rows(con, good) == _clean(tmp_path, good)
+    _, again_result = ingest(runs, con)
+    assert again_result.runs_unchanged == 6 and again_result.runs_loaded == 0
 
 
 def test_a_large_file_no_rule_reads_is_fingerprinted_not_held(tmp_path):

@@ -90,18 +90,22 @@ def test_shared_memory_and_pipe_give_the_warehouse_of_an_inline_parse(corpus3, s
     assert held_by(os.getpid()) == []
 
 
-def test_slots_are_reused_once_committed_never_while_duckdb_may_read_them(corpus3, spy, monkeypatch):
+def test_slots_are_reused_once_written_never_while_duckdb_may_read_them(corpus3, spy, monkeypatch):
+    """A batch's slots are given back once its rows are inserted, before the transaction commits
+    (every batch of this ingest is in one: load.TXN_RUNS): DuckDB, scanning them through a record
+    batch reader (load._insert), keeps no reference to them (none retired), and the rows it
+    commits are those it read (the warehouse of an inline parse)."""
     runs, inline = corpus3
     monkeypatch.setattr(load, "_slot_count", lambda pool, loader: pool.ahead() + 2)  # 14 slots, 33 tasks
-    real_write, real_insert = load.write_batch, load._insert
-    writing, inserts, early = [], [], []  # slots of each batch written; inserts run; slots given back too early
+    real_write, real_insert, real_commit = load._write_rows, load._insert, load._Writer._commit
+    writing, inserts, early, commits = [], [], [], []  # slots of each batch written; inserts run; slots given back too early
 
-    def write_batch(con, batch):
+    def write_rows(con, batch):
         writing.append({r.slot for r in batch.pending if r.slot is not None})
         try:
             return real_write(con, batch)
         finally:
-            early.extend(writing[-1] & set(spy[0].free))  # given back before the COMMIT returned?
+            early.extend(writing[-1] & set(spy[0].free))  # given back before its rows were inserted?
             writing.append(set())
 
     def insert(con, table, tbl, columns=None):
@@ -109,8 +113,13 @@ def test_slots_are_reused_once_committed_never_while_duckdb_may_read_them(corpus
             inserts.append(table)
             early.extend(writing[-1] & set(spy[0].free))
         return real_insert(con, table, tbl, columns)
-    monkeypatch.setattr(load, "write_batch", write_batch)
+
+    def commit(self):
+        commits.append(len([s for s in writing if s]))  # batches written by then
+        return real_commit(self)
+    monkeypatch.setattr(load, "_write_rows", write_rows)
     monkeypatch.setattr(load, "_insert", insert)
+    monkeypatch.setattr(load._Writer, "_commit", commit)
     con, result = pooled(runs)
     slots, = spy
     assert snapshot(con) == inline
@@ -118,6 +127,7 @@ def test_slots_are_reused_once_committed_never_while_duckdb_may_read_them(corpus
     assert len(slots.slots) == 0  # closed at the end of the ingest
     assert slots.waits > 0        # the submits waited for slots the writer gave back
     assert any(writing) and inserts and early == []
+    assert commits == [len([s for s in writing if s])]  # one transaction, committed at the end: slots reused before it
 
 
 def test_a_slot_still_referred_to_is_not_reused_until_the_reference_is_gone():
