@@ -8,27 +8,25 @@
 - ``index.html`` for every failing run: the span tree as a timeline (spans named by a violation
   highlighted), grounded_on vs evidence vs retrievals side by side, and the violations.
 
-Writing is incremental: ``OUT/.groundwork-manifest.json`` remembers a digest of what each file
+Writing is incremental: the manifest (reports/manifests.py) remembers a digest of what each file
 was made from, so a nightly rewrites only what changed (new, changed or re-judged runs) and
-removes the pages of runs that no longer fail. Delete the manifest to force a full rewrite.
+removes the pages of runs that no longer fail. A page shows the nightly its run has been failing
+since, not "new" or "still", so it stays the same from one night to the next while the run's
+verdicts do.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
-from groundwork import __version__
 from groundwork.core.escape import slug
-from groundwork.reports import data
+from groundwork.reports import data, manifests
 from groundwork.reports.output import write_atomic
-from groundwork.reports.render import TEMPLATES_DIR, render_html, rule_catalog
+from groundwork.reports.render import render_html
 
-MANIFEST = ".groundwork-manifest.json"
+MANIFEST = manifests.MANIFEST
 BATCH = 5000        # runs per page-data batch
 MAX_TIMELINE_ROWS = 400
 _PAGE_TEMPLATES = ("run.html", "_layout.html", "_style.css", "_rules.html")
@@ -48,31 +46,14 @@ class RunOutputs:
     paths: list[Path] = field(default_factory=list)
 
 
-def _digest(*parts) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(b"\x00" if p is None else b"\x01" + str(p).encode("utf-8", "surrogatepass"))
-    return h.hexdigest()[:32]
+_digest = manifests.digest
 
 
 def _template_version() -> str:
-    texts = [(TEMPLATES_DIR / name).read_text(encoding="utf-8") for name in _PAGE_TEMPLATES]
-    queries = [data.query(name)[0] for name in _PAGE_QUERIES]
-    titles = [f"{c.code}={c.title}" for c in rule_catalog().values()]   # the titles a page shows
-    return _digest(__version__, Path(__file__).read_text(encoding="utf-8"), *texts, *queries, *titles)
+    return manifests.template_version(_PAGE_TEMPLATES, Path(__file__), *(data.query(name)[0] for name in _PAGE_QUERIES))
 
 
-def _load_manifest(out: Path) -> dict:
-    try:
-        m = orjson.loads((out / MANIFEST).read_bytes())
-        if isinstance(m, dict) and m.get("version") == 1:
-            return m
-    except (OSError, orjson.JSONDecodeError):
-        pass
-    return {"version": 1, "pages": {}, "texts": {}}
-
-
-def write_texts(con, out: Path, manifest: dict, result: RunOutputs) -> None:
+def write_texts(con, out: Path, manifest: manifests.Manifest, result: RunOutputs) -> None:
     """grounding.txt / sources.txt under runs/<slug>/ for every run that fails now, and for every
     other judged run whose text today differs from the one recorded in the archive (for the rest
     the archive's own file already is today's text). Files of runs that leave that set are
@@ -101,12 +82,12 @@ def write_texts(con, out: Path, manifest: dict, result: RunOutputs) -> None:
                         f.unlink(missing_ok=True)  # unlintable/unverifiable: the workbench writes nothing
                 else:
                     f.write_bytes((text + "\n").encode("utf-8", "replace"))
-            texts[sl] = key
+            manifest.put("texts", sl, key)
             result.texts_written += 1
     for sl in [x for x in texts if x not in wanted]:
         for name in ("grounding.txt", "sources.txt"):
             (runs_dir / sl / name).unlink(missing_ok=True)
-        del texts[sl]
+        manifest.drop("texts", sl)
         result.texts_removed += 1
 
 
@@ -115,7 +96,7 @@ def _page_keys(con, p: data.Passes) -> list[tuple[str, str, str]]:
     return [(r[0], slug(r[0]), _digest(*r[1:])) for r in rows]
 
 
-def write_pages(con, out: Path, p: data.Passes, meta: dict, manifest: dict, result: RunOutputs) -> None:
+def write_pages(con, out: Path, p: data.Passes, meta: dict, manifest: manifests.Manifest, result: RunOutputs) -> None:
     """index.html for every failing run and every run with a warn finding; stale pages of runs
     that no longer have one are removed."""
     version = _template_version()
@@ -133,7 +114,7 @@ def write_pages(con, out: Path, p: data.Passes, meta: dict, manifest: dict, resu
     for sl in list(pages):
         if sl not in current:
             (runs_dir / sl / "index.html").unlink(missing_ok=True)
-            del pages[sl]
+            manifest.drop("pages", sl)
             result.pages_removed += 1
     for i in range(0, len(todo), BATCH):
         batch = todo[i:i + BATCH]
@@ -144,20 +125,23 @@ def write_pages(con, out: Path, p: data.Passes, meta: dict, manifest: dict, resu
             tl = page.pop("_timeline")
             html = render_html("run.html", d={"meta": meta, "run": page}, tl=tl, root="../../")
             write_atomic(d / "index.html", html)
-            pages[sl] = current[sl]
+            manifest.put("pages", sl, current[sl])
             result.pages_written += 1
             if len(result.paths) < 5:
                 result.paths.append(d / "index.html")
 
 
-def write_all(con, out: Path, p: data.Passes, meta: dict) -> RunOutputs:
-    """Per-run text files and run pages; data.build_state(con, p) must have been called."""
+def write_all(con, out: Path, p: data.Passes, meta: dict, manifest: manifests.Manifest | None = None) -> RunOutputs:
+    """Per-run text files and run pages; data.build_state(con, p) must have been called. With
+    ``manifest`` (reports.manifests.load) the caller saves it; without, it is loaded and saved here."""
     out.mkdir(parents=True, exist_ok=True)
-    manifest = _load_manifest(out)
+    own = manifest is None
+    manifest = manifests.load(out) if own else manifest
     result = RunOutputs()
     write_texts(con, out, manifest, result)
     write_pages(con, out, p, meta, manifest, result)
-    write_atomic(out / MANIFEST, orjson.dumps(manifest))
+    if own:
+        manifests.save(out, manifest)
     return result
 
 

@@ -30,3 +30,7 @@ ALTER TABLE IF EXISTS verify_verdicts ADD COLUMN IF NOT EXISTS ingest_id INTEGER
 
 -- Verdict reuse after passes over some runs only (the watch): which passes judged every run.
 ALTER TABLE IF EXISTS lints ADD COLUMN IF NOT EXISTS all_runs BOOLEAN;
+
+-- Schema 4: the reports' per-nightly tables (45_reports.sql: nightly_failing, nightly_agent_counts,
+-- nightly_rule_counts, nightly_counted) are new tables, created there; no column to add. reports/data.py keep_counts
+-- fills them for the nightlies recorded before.

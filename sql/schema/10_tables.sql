@@ -20,7 +20,7 @@ CREATE TABLE IF NOT EXISTS schema_info (
     key   VARCHAR PRIMARY KEY,
     value VARCHAR
 );
-INSERT OR REPLACE INTO schema_info VALUES ('schema_version', '3');
+INSERT OR REPLACE INTO schema_info VALUES ('schema_version', '4');
 COMMENT ON TABLE schema_info IS 'Warehouse metadata; schema_version is bumped on every incompatible change.';
 COMMENT ON COLUMN schema_info.key IS 'Metadata key, e.g. schema_version.';
 COMMENT ON COLUMN schema_info.value IS 'Metadata value.';

@@ -238,10 +238,11 @@ def test_run_pages_are_incremental_and_removed_when_a_run_stops_failing(two_nigh
     data.build_state(con, p5)
     later = runpage.write_all(con, tmp_path, p5, META)
     assert not page_a.exists()
-    # b still fails the same way, but its page said "new" (rewritten: now "still"); f now fails
+    # b still fails the same way: its page, which says since when it fails, is kept; f now fails
     # only its source check (rewritten); a, e and h pass (pages removed).
-    assert (later.pages_removed, later.pages_kept, later.pages_written) == (3, 0, 2)
-    assert 'class="badge still">still<' in (tmp_path / "runs" / "b" / "index.html").read_text()
+    assert (later.pages_removed, later.pages_kept, later.pages_written) == (3, 1, 1)
+    since = parse(tmp_path / "runs" / "b" / "index.html")
+    assert re.search(r"Failing since\s*nightly #2 \(\d{4}-\d\d-\d\d\)", "".join(since.text))
     assert later.texts_written == 4        # a, e, f, h changed text
     assert (tmp_path / "runs" / "a" / "grounding.txt").read_text().startswith("grounding: passed")
 
