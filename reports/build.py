@@ -62,7 +62,7 @@ def build_reports(con, out: Path, p: data.Passes, meta: dict, *, state_ready: bo
     seconds["fleet"] = time.perf_counter() - t
     t = time.perf_counter()
     runs = runpage.write_all(con, out, p, meta, manifest)
-    manifests.save(out, manifest)
+    manifests.finish(out, manifest, runpage.written(meta))
     seconds["runs"] = time.perf_counter() - t
     # Machine outputs last: the metrics file says the nightly succeeded, so it is written only
     # once everything else is (with defer_metrics: once the caller's nightly has finished).

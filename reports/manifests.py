@@ -4,6 +4,11 @@ nightly rewrites only what changed. Deleting it forces a full rewrite.
 
 Saved only when an entry changed: a nightly in which nothing changed neither renders nor writes
 anything per run, and leaves the manifest as it was.
+
+Beside it, ``OUT/.groundwork-written.json`` says which nightly (of which warehouse) the directory
+holds the outputs of: written once a report is complete, removed before a report changes the
+first file. The next nightly, whose baseline that is, then looks only at the runs that changed
+since (reports/runpage.write_texts); without it, at every run.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from groundwork.reports.output import write_atomic
 from groundwork.reports.render import TEMPLATES_DIR, rule_catalog
 
 MANIFEST = ".groundwork-manifest.json"
+WRITTEN = ".groundwork-written.json"
 VERSION = 1
 
 
@@ -43,9 +49,17 @@ class Manifest(dict):
     """The manifest's entries (``pages``, ``texts``, ``lists``: file key -> digest); ``dirty``
     once one changed."""
 
-    def __init__(self, entries: dict):
+    def __init__(self, entries: dict, written: dict | None = None):
         super().__init__(entries)
         self.dirty = False
+        self.written = written   # OUT/.groundwork-written.json as loaded, while still on disk
+
+    def begin_changes(self, out: Path) -> None:
+        """Call before changing a file the manifest covers: the directory no longer holds one
+        nightly's outputs until ``finish``."""
+        if self.written is not None:
+            (out / WRITTEN).unlink(missing_ok=True)
+            self.written = None
 
     def put(self, section: str, key: str, value) -> None:
         part = self.setdefault(section, {})
@@ -58,16 +72,22 @@ class Manifest(dict):
             self.dirty = True
 
 
-def load(out: Path) -> Manifest:
+def _read(path: Path):
     try:
-        m = orjson.loads((out / MANIFEST).read_bytes())
-        if isinstance(m, dict) and m.get("version") == VERSION:
-            m.setdefault("pages", {})
-            m.setdefault("texts", {})
-            m.setdefault("lists", {})
-            return Manifest(m)
+        return orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError):
-        pass
+        return None
+
+
+def load(out: Path) -> Manifest:
+    m = _read(out / MANIFEST)
+    if isinstance(m, dict) and m.get("version") == VERSION:
+        m.setdefault("pages", {})
+        m.setdefault("texts", {})
+        m.setdefault("lists", {})
+        written = _read(out / WRITTEN)
+        return Manifest(m, written if isinstance(written, dict) else None)
+    (out / WRITTEN).unlink(missing_ok=True)
     fresh = Manifest({"version": VERSION, "pages": {}, "texts": {}, "lists": {}})
     fresh.dirty = True
     return fresh
@@ -78,3 +98,12 @@ def save(out: Path, manifest: Manifest) -> None:
     if manifest.dirty:
         write_atomic(out / MANIFEST, orjson.dumps(dict(manifest)))
         manifest.dirty = False
+
+
+def finish(out: Path, manifest: Manifest, written: dict) -> None:
+    """Save the manifest and record that ``out`` now holds the outputs ``written`` names (the
+    nightly and its warehouse)."""
+    save(out, manifest)
+    if manifest.written != written:
+        write_atomic(out / WRITTEN, orjson.dumps(written))
+        manifest.written = written

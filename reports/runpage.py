@@ -53,27 +53,39 @@ def _template_version() -> str:
     return manifests.template_version(_PAGE_TEMPLATES, Path(__file__), *(data.query(name)[0] for name in _PAGE_QUERIES))
 
 
-def write_texts(con, out: Path, manifest: manifests.Manifest, result: RunOutputs) -> None:
+def write_texts(con, out: Path, manifest: manifests.Manifest, result: RunOutputs, since_ingest: int | None = None) -> None:
     """grounding.txt / sources.txt under runs/<slug>/ for every run that fails now, and for every
     other judged run whose text today differs from the one recorded in the archive (for the rest
     the archive's own file already is today's text). Files of runs that leave that set are
-    removed. data.build_state must have run."""
+    removed. data.build_state must have run. With ``since_ingest`` (the report directory holds
+    what the baseline nightly wrote, whose ingest that was) only the runs whose texts or verdicts
+    differ from the baseline's, or reloaded since, are looked at (run_texts $scoped)."""
     texts = manifest["texts"]
     runs_dir = out / "runs"
+    scoped = since_ingest is not None
     wanted = set()
-    cur = data.execute(con, "run_texts")
+    cur = data.execute(con, "run_texts", scoped=scoped, since_ingest=since_ingest)
     while True:
         chunk = cur.fetchmany(10000)
         if not chunk:
             break
-        for inv, g, s, s_status in chunk:
+        for inv, g, s, s_status, want in chunk:
             sl = slug(inv)
+            d = runs_dir / sl
+            if not want:   # scoped only: a run that has left the set
+                if sl in texts:
+                    manifest.begin_changes(out)
+                    for name in ("grounding.txt", "sources.txt"):
+                        (d / name).unlink(missing_ok=True)
+                    manifest.drop("texts", sl)
+                    result.texts_removed += 1
+                continue
             wanted.add(sl)
             key = [None if g is None else _digest(g), None if s is None else _digest(s)]
-            d = runs_dir / sl
             if texts.get(sl) == key and (g is None or (d / "grounding.txt").exists()):
                 result.texts_kept += 1
                 continue
+            manifest.begin_changes(out)
             d.mkdir(parents=True, exist_ok=True)
             for name, text in (("grounding.txt", g), ("sources.txt", s)):
                 f = d / name
@@ -84,7 +96,11 @@ def write_texts(con, out: Path, manifest: manifests.Manifest, result: RunOutputs
                     f.write_bytes((text + "\n").encode("utf-8", "replace"))
             manifest.put("texts", sl, key)
             result.texts_written += 1
+    if scoped:
+        result.texts_kept = len(texts) - result.texts_written   # the others, as the baseline wrote them
+        return
     for sl in [x for x in texts if x not in wanted]:
+        manifest.begin_changes(out)
         for name in ("grounding.txt", "sources.txt"):
             (runs_dir / sl / name).unlink(missing_ok=True)
         manifest.drop("texts", sl)
@@ -113,9 +129,12 @@ def write_pages(con, out: Path, p: data.Passes, meta: dict, manifest: manifests.
             todo.append(inv)
     for sl in list(pages):
         if sl not in current:
+            manifest.begin_changes(out)
             (runs_dir / sl / "index.html").unlink(missing_ok=True)
             manifest.drop("pages", sl)
             result.pages_removed += 1
+    if todo:
+        manifest.begin_changes(out)
     for i in range(0, len(todo), BATCH):
         batch = todo[i:i + BATCH]
         for inv, page in collect(con, p, batch).items():
@@ -138,11 +157,25 @@ def write_all(con, out: Path, p: data.Passes, meta: dict, manifest: manifests.Ma
     own = manifest is None
     manifest = manifests.load(out) if own else manifest
     result = RunOutputs()
-    write_texts(con, out, manifest, result)
+    write_texts(con, out, manifest, result, since_ingest=_baseline_ingest(con, p, meta, manifest))
     write_pages(con, out, p, meta, manifest, result)
     if own:
         manifests.save(out, manifest)
     return result
+
+
+def written(meta: dict) -> dict:
+    """What OUT/.groundwork-written.json records once a report is complete: the nightly and its warehouse."""
+    return {"nightly_id": meta.get("nightly_id"), "warehouse": meta.get("warehouse")}
+
+
+def _baseline_ingest(con, p: data.Passes, meta: dict, manifest: manifests.Manifest) -> int | None:
+    """The ingest of the baseline nightly when the report directory holds that nightly's outputs
+    (manifests.WRITTEN) and its severities were the same, else None."""
+    if p.baseline_nightly_id is None or manifest.written != written({**meta, "nightly_id": p.baseline_nightly_id}):
+        return None
+    row = data.execute(con, "baseline_ingest", baseline=p.baseline_nightly_id, nightly=p.nightly_id).fetchone()
+    return None if row is None else row[0]
 
 
 # ---------------------------------------------------------------------------------------------

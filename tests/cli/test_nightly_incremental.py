@@ -18,7 +18,8 @@ is masked before the byte-for-byte comparison (``MASKS``):
   summary.json and the metrics textfile;
 - the report directory and warehouse paths (TMP/inc/... and TMP/ref/...: summary.json meta,
   summary.md);
-- ``.groundwork-manifest.json`` (the incremental writer's own bookkeeping) is not compared.
+- ``.groundwork-manifest.json`` and ``.groundwork-written.json`` (the incremental writer's own
+  bookkeeping) are not compared.
 
 After every night, the warehouse's per-nightly rows the reports read equal their recomputation
 from the whole history: nightly_failing (failing since) the view failing_streaks, and the trend
@@ -47,7 +48,7 @@ from ingest_support import EXAMPLE
 
 HELD_BACK = 12       # runs of the example archive that arrive later
 EXTRA_STEPS = 3    # nights of mixed changes after each kind of change alone
-NOT_COMPARED = {".groundwork-manifest.json"}
+NOT_COMPARED = {".groundwork-manifest.json", ".groundwork-written.json"}
 
 
 def _masks(start_day: str):
@@ -234,6 +235,8 @@ def test_failing_since_is_the_first_nightly_of_the_current_failing_streak(tmp_pa
         res = nightly_job.run_nightly(archive / "runs", out=out, warehouse=wh, sources=archive / "sources.yaml")
         assert res.nightly_id == night
         assert_kept_rows_equal_the_history(wh, night, f"night {night}")
+        # The report directory says whose outputs it holds: the next nightly looks only at what changed since.
+        assert json.loads((out / ".groundwork-written.json").read_bytes()) == {"nightly_id": night, "warehouse": str(wh)}
         if rules is changed_rules:
             assert not page.exists()
             seen.append(None)
