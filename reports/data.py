@@ -133,7 +133,9 @@ def build_state(con, p: Passes) -> None:
     nightly_changes (one per run judged now or failing in the baseline, with its verdicts and
     change class), with the run's agent, mode and violation codes. First the temp view
     report_violations every report query reads: lint_violations without the nightly's finding
-    codes of severity off."""
+    codes of severity off. For a nightly, its per-nightly rows are recorded too (keep_counts:
+    since which nightly each failing run fails, the trend counts), after those of earlier
+    nightlies an older groundwork did not record (count_earlier)."""
     build_violations(con, p.nightly_id)
     # The baseline as nightly_changes has it (the view nightly_passes), whatever ``p`` says.
     baseline = _one(con, "nightly_passes", nightly=p.nightly_id).get("baseline_nightly_id")
