@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from groundwork import __version__
-from groundwork.reports import data, fleet, machine, runpage
+from groundwork.reports import data, fleet, machine, manifests, runpage
 
 
 @dataclass
@@ -57,10 +57,12 @@ def build_reports(con, out: Path, p: data.Passes, meta: dict, *, state_ready: bo
     d = fleet.collect(con, p, meta, state_ready=state_ready)
     seconds = {"data": time.perf_counter() - t}
     t = time.perf_counter()
-    files = fleet.write(out, d, con=con)
+    manifest = manifests.load(out)
+    files = fleet.write(out, d, con=con, manifest=manifest)
     seconds["fleet"] = time.perf_counter() - t
     t = time.perf_counter()
-    runs = runpage.write_all(con, out, p, meta)
+    runs = runpage.write_all(con, out, p, meta, manifest)
+    manifests.finish(out, manifest, runpage.written(meta))
     seconds["runs"] = time.perf_counter() - t
     # Machine outputs last: the metrics file says the nightly succeeded, so it is written only
     # once everything else is (with defer_metrics: once the caller's nightly has finished).

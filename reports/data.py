@@ -133,10 +133,53 @@ def build_state(con, p: Passes) -> None:
     nightly_changes (one per run judged now or failing in the baseline, with its verdicts and
     change class), with the run's agent, mode and violation codes. First the temp view
     report_violations every report query reads: lint_violations without the nightly's finding
-    codes of severity off."""
+    codes of severity off. For a nightly, its per-nightly rows are recorded too (keep_counts:
+    since which nightly each failing run fails, the trend counts), after those of earlier
+    nightlies an older groundwork did not record (count_earlier)."""
     build_violations(con, p.nightly_id)
-    execute(con, "report_state", nightly=p.nightly_id, lint=p.lint_id, verify=p.verify_id,
+    # The baseline as nightly_changes has it (the view nightly_passes), whatever ``p`` says.
+    baseline = _one(con, "nightly_passes", nightly=p.nightly_id).get("baseline_nightly_id")
+    if p.nightly_id is not None:
+        count_earlier(con, p.nightly_id, baseline)
+    execute(con, "report_state", nightly=p.nightly_id, baseline=baseline, lint=p.lint_id, verify=p.verify_id,
             prefix="CREATE OR REPLACE TEMP TABLE report_state AS\n")  # the table every report query reads
+    if p.nightly_id is not None:
+        keep_counts(con, p.nightly_id, baseline)
+
+
+def count_earlier(con, nightly_id: int, baseline: int | None) -> None:
+    """The per-nightly rows (nightly_counted) of the finished nightlies before ``nightly_id``
+    that have none (recorded by an older groundwork), recomputed from the history: the trend
+    counts of each, and the failing streaks of ``baseline`` (the only earlier nightly whose
+    nightly_failing rows a nightly reads)."""
+    missing = [r[0] for r in execute(con, "counts_missing", nightly=nightly_id).fetchall()]
+    if not missing:
+        return
+    con.execute("DELETE FROM nightly_agent_counts WHERE nightly_id IN (SELECT UNNEST($n))", {"n": missing})
+    execute(con, "agent_counts_from_history", nightlies=missing, prefix="INSERT INTO nightly_agent_counts\n")
+    con.execute("DELETE FROM nightly_rule_counts WHERE nightly_id IN (SELECT UNNEST($n))", {"n": missing})
+    execute(con, "rule_counts_from_history", nightlies=missing, prefix="INSERT INTO nightly_rule_counts\n")
+    if baseline in missing:
+        con.execute("DELETE FROM nightly_failing WHERE nightly_id = $b", {"b": baseline})
+        con.execute("INSERT INTO nightly_failing SELECT nightly_id, invocation_id, since_nightly_id "
+                    "FROM failing_streaks WHERE nightly_id = $b", {"b": baseline})
+    con.execute("INSERT INTO nightly_counted SELECT UNNEST($n)", {"n": missing})
+
+
+def keep_counts(con, nightly_id: int, baseline: int | None) -> None:
+    """Record nightly ``nightly_id``'s per-nightly rows from report_state: its failing runs and
+    the first nightly of their streaks (nightly_failing), its per-agent and per-rule counts (the
+    trends). Rows of nightly_failing no later nightly reads (before ``baseline``, or of nightlies
+    that did not finish) are dropped."""
+    n = {"n": nightly_id}
+    for table in ("nightly_failing", "nightly_agent_counts", "nightly_rule_counts", "nightly_counted"):
+        con.execute(f"DELETE FROM {table} WHERE nightly_id = $n", n)
+    con.execute("INSERT INTO nightly_failing SELECT $n, invocation_id, since_nightly_id FROM report_state WHERE failing", n)
+    con.execute("DELETE FROM nightly_failing WHERE nightly_id < $n AND nightly_id IS DISTINCT FROM $b",
+                {**n, "b": baseline})
+    execute(con, "nightly_agent_counts", nightly=nightly_id, prefix="INSERT INTO nightly_agent_counts\n")
+    execute(con, "rule_counts_from_history", nightlies=[nightly_id], prefix="INSERT INTO nightly_rule_counts\n")
+    con.execute("INSERT INTO nightly_counted VALUES ($n)", n)
 
 
 def totals(con, p: Passes) -> dict:
@@ -229,11 +272,10 @@ def trend_by_lint(con, p: Passes, nights: int = 30) -> dict:
         pt["at"] = _iso(pt["at"])
         pt["rules_changed"] = i > 0 and pt["ruleset_hash"] != prev_hash
         prev_hash = pt["ruleset_hash"]
-    ids = [x for pt in points for x in (pt["lint_id"], pt["verify_id"]) if x is not None]
     per_rule: dict[str, dict[int, int]] = {}
     rule_runs: dict[str, dict[int, int]] = {}
-    if ids:
-        for r in rows(con, "violations_by_pass", passes=ids):
+    if points:
+        for r in rows(con, "rules_by_nightly", nightlies=[pt["nightly_id"] for pt in points]):
             per_rule.setdefault(r["code"], {})[r["lint_id"]] = r["n"]
             rule_runs.setdefault(r["code"], {})[r["lint_id"]] = r["runs"]
     recent = points[-10:]

@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 
 from groundwork.core.escape import slug
-from groundwork.reports import data
+from groundwork.reports import data, manifests
 from groundwork.reports.charts import rate_chart
 from groundwork.reports.output import write_atomic
 from groundwork.reports.render import render, render_html, rule, rule_catalog
@@ -137,9 +137,16 @@ def _charts(d: dict) -> dict:
             "agents_lint": agents_lint, "agents_completion": agents_completion}
 
 
-def write(out: Path, d: dict, *, page_size: int = PAGE_SIZE, con=None) -> list[Path]:
+_LIST_TEMPLATES = ("failing.html", "_run_table.html", "_layout.html", "_style.css", "_rules.html")
+_LIST_SHOWN = ("invocation_id", "slug", "has_page", "agent_id", "mode", "completed_at", "g_status", "s_status", "codes",
+               "since_nightly_id", "since_date")  # the columns of failing_runs a list page shows
+
+
+def write(out: Path, d: dict, *, page_size: int = PAGE_SIZE, con=None, manifest: dict | None = None) -> list[Path]:
     """Write fleet.html, rules.html (what each rule code means: every code the pages name links
-    to its entry there), summary.md, summary.json and the failing-run list pages."""
+    to its entry there), summary.md, summary.json and the failing-run list pages. ``manifest``
+    (reports.manifests.load): a list page whose content is the one it records is not rendered
+    again (a page shows no change class, so it stays the same while its runs' verdicts do)."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     n_failing = d["totals"]["runs_failing"]
@@ -153,19 +160,31 @@ def write(out: Path, d: dict, *, page_size: int = PAGE_SIZE, con=None) -> list[P
     fdir = out / "failing"
     fdir.mkdir(exist_ok=True)
     keep = set()
-    everything = data.failing_runs(con) if con is not None else []
-    for r in _with_slugs(everything):
+    everything = []
+    for r in _with_slugs(data.failing_runs(con) if con is not None else []):
         r["has_page"] = True
+        everything.append({k: r[k] for k in _LIST_SHOWN})
+    manifest = manifests.Manifest({}) if manifest is None else manifest
+    lists = manifest.setdefault("lists", {})
+    version = manifests.template_version(_LIST_TEMPLATES, Path(__file__), MAX_STRING)
     for i in range(pages):
         rows = everything[i * page_size:(i + 1) * page_size]
         name = f"page-{i + 1}.html"
         keep.add(name)
+        key = manifests.digest(version, i + 1, pages, n_failing, page_size, orjson.dumps(rows).decode())
+        if lists.get(name) == key and (fdir / name).exists():
+            continue
+        manifest.begin_changes(out)
         html = render_html("failing.html", limit=MAX_STRING, d={"meta": d["meta"], "rows": rows}, page=i + 1, pages=pages,
                            total=n_failing, page_size=page_size, root="../")
         written.append(write_atomic(fdir / name, html))
+        manifest.put("lists", name, key)
     for old in fdir.glob("page-*.html"):
         if old.name not in keep:
+            manifest.begin_changes(out)
             old.unlink()
+    for name in [n for n in lists if n not in keep]:
+        manifest.drop("lists", name)
     return written
 
 

@@ -8,27 +8,25 @@
 - ``index.html`` for every failing run: the span tree as a timeline (spans named by a violation
   highlighted), grounded_on vs evidence vs retrievals side by side, and the violations.
 
-Writing is incremental: ``OUT/.groundwork-manifest.json`` remembers a digest of what each file
+Writing is incremental: the manifest (reports/manifests.py) remembers a digest of what each file
 was made from, so a nightly rewrites only what changed (new, changed or re-judged runs) and
-removes the pages of runs that no longer fail. Delete the manifest to force a full rewrite.
+removes the pages of runs that no longer fail. A page shows the nightly its run has been failing
+since, not "new" or "still", so it stays the same from one night to the next while the run's
+verdicts do.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
-from groundwork import __version__
 from groundwork.core.escape import slug
-from groundwork.reports import data
+from groundwork.reports import data, manifests
 from groundwork.reports.output import write_atomic
-from groundwork.reports.render import TEMPLATES_DIR, render_html, rule_catalog
+from groundwork.reports.render import render_html
 
-MANIFEST = ".groundwork-manifest.json"
+MANIFEST = manifests.MANIFEST
 BATCH = 5000        # runs per page-data batch
 MAX_TIMELINE_ROWS = 400
 _PAGE_TEMPLATES = ("run.html", "_layout.html", "_style.css", "_rules.html")
@@ -48,51 +46,46 @@ class RunOutputs:
     paths: list[Path] = field(default_factory=list)
 
 
-def _digest(*parts) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(b"\x00" if p is None else b"\x01" + str(p).encode("utf-8", "surrogatepass"))
-    return h.hexdigest()[:32]
+_digest = manifests.digest
 
 
 def _template_version() -> str:
-    texts = [(TEMPLATES_DIR / name).read_text(encoding="utf-8") for name in _PAGE_TEMPLATES]
-    queries = [data.query(name)[0] for name in _PAGE_QUERIES]
-    titles = [f"{c.code}={c.title}" for c in rule_catalog().values()]   # the titles a page shows
-    return _digest(__version__, Path(__file__).read_text(encoding="utf-8"), *texts, *queries, *titles)
+    return manifests.template_version(_PAGE_TEMPLATES, Path(__file__), *(data.query(name)[0] for name in _PAGE_QUERIES))
 
 
-def _load_manifest(out: Path) -> dict:
-    try:
-        m = orjson.loads((out / MANIFEST).read_bytes())
-        if isinstance(m, dict) and m.get("version") == 1:
-            return m
-    except (OSError, orjson.JSONDecodeError):
-        pass
-    return {"version": 1, "pages": {}, "texts": {}}
-
-
-def write_texts(con, out: Path, manifest: dict, result: RunOutputs) -> None:
+def write_texts(con, out: Path, manifest: manifests.Manifest, result: RunOutputs, since_ingest: int | None = None) -> None:
     """grounding.txt / sources.txt under runs/<slug>/ for every run that fails now, and for every
     other judged run whose text today differs from the one recorded in the archive (for the rest
     the archive's own file already is today's text). Files of runs that leave that set are
-    removed. data.build_state must have run."""
+    removed. data.build_state must have run. With ``since_ingest`` (the report directory holds
+    what the baseline nightly wrote, whose ingest that was) only the runs whose texts or verdicts
+    differ from the baseline's, or reloaded since, are looked at (run_texts $scoped)."""
     texts = manifest["texts"]
     runs_dir = out / "runs"
+    scoped = since_ingest is not None
     wanted = set()
-    cur = data.execute(con, "run_texts")
+    cur = data.execute(con, "run_texts", scoped=scoped, since_ingest=since_ingest)
     while True:
         chunk = cur.fetchmany(10000)
         if not chunk:
             break
-        for inv, g, s, s_status in chunk:
+        for inv, g, s, s_status, want in chunk:
             sl = slug(inv)
+            d = runs_dir / sl
+            if not want:   # scoped only: a run that has left the set
+                if sl in texts:
+                    manifest.begin_changes(out)
+                    for name in ("grounding.txt", "sources.txt"):
+                        (d / name).unlink(missing_ok=True)
+                    manifest.drop("texts", sl)
+                    result.texts_removed += 1
+                continue
             wanted.add(sl)
             key = [None if g is None else _digest(g), None if s is None else _digest(s)]
-            d = runs_dir / sl
             if texts.get(sl) == key and (g is None or (d / "grounding.txt").exists()):
                 result.texts_kept += 1
                 continue
+            manifest.begin_changes(out)
             d.mkdir(parents=True, exist_ok=True)
             for name, text in (("grounding.txt", g), ("sources.txt", s)):
                 f = d / name
@@ -101,12 +94,16 @@ def write_texts(con, out: Path, manifest: dict, result: RunOutputs) -> None:
                         f.unlink(missing_ok=True)  # unlintable/unverifiable: the workbench writes nothing
                 else:
                     f.write_bytes((text + "\n").encode("utf-8", "replace"))
-            texts[sl] = key
+            manifest.put("texts", sl, key)
             result.texts_written += 1
+    if scoped:
+        result.texts_kept = len(texts) - result.texts_written   # the others, as the baseline wrote them
+        return
     for sl in [x for x in texts if x not in wanted]:
+        manifest.begin_changes(out)
         for name in ("grounding.txt", "sources.txt"):
             (runs_dir / sl / name).unlink(missing_ok=True)
-        del texts[sl]
+        manifest.drop("texts", sl)
         result.texts_removed += 1
 
 
@@ -115,7 +112,7 @@ def _page_keys(con, p: data.Passes) -> list[tuple[str, str, str]]:
     return [(r[0], slug(r[0]), _digest(*r[1:])) for r in rows]
 
 
-def write_pages(con, out: Path, p: data.Passes, meta: dict, manifest: dict, result: RunOutputs) -> None:
+def write_pages(con, out: Path, p: data.Passes, meta: dict, manifest: manifests.Manifest, result: RunOutputs) -> None:
     """index.html for every failing run and every run with a warn finding; stale pages of runs
     that no longer have one are removed."""
     version = _template_version()
@@ -132,9 +129,12 @@ def write_pages(con, out: Path, p: data.Passes, meta: dict, manifest: dict, resu
             todo.append(inv)
     for sl in list(pages):
         if sl not in current:
+            manifest.begin_changes(out)
             (runs_dir / sl / "index.html").unlink(missing_ok=True)
-            del pages[sl]
+            manifest.drop("pages", sl)
             result.pages_removed += 1
+    if todo:
+        manifest.begin_changes(out)
     for i in range(0, len(todo), BATCH):
         batch = todo[i:i + BATCH]
         for inv, page in collect(con, p, batch).items():
@@ -144,21 +144,38 @@ def write_pages(con, out: Path, p: data.Passes, meta: dict, manifest: dict, resu
             tl = page.pop("_timeline")
             html = render_html("run.html", d={"meta": meta, "run": page}, tl=tl, root="../../")
             write_atomic(d / "index.html", html)
-            pages[sl] = current[sl]
+            manifest.put("pages", sl, current[sl])
             result.pages_written += 1
             if len(result.paths) < 5:
                 result.paths.append(d / "index.html")
 
 
-def write_all(con, out: Path, p: data.Passes, meta: dict) -> RunOutputs:
-    """Per-run text files and run pages; data.build_state(con, p) must have been called."""
+def write_all(con, out: Path, p: data.Passes, meta: dict, manifest: manifests.Manifest | None = None) -> RunOutputs:
+    """Per-run text files and run pages; data.build_state(con, p) must have been called. With
+    ``manifest`` (reports.manifests.load) the caller saves it; without, it is loaded and saved here."""
     out.mkdir(parents=True, exist_ok=True)
-    manifest = _load_manifest(out)
+    own = manifest is None
+    manifest = manifests.load(out) if own else manifest
     result = RunOutputs()
-    write_texts(con, out, manifest, result)
+    write_texts(con, out, manifest, result, since_ingest=_baseline_ingest(con, p, meta, manifest))
     write_pages(con, out, p, meta, manifest, result)
-    write_atomic(out / MANIFEST, orjson.dumps(manifest))
+    if own:
+        manifests.save(out, manifest)
     return result
+
+
+def written(meta: dict) -> dict:
+    """What OUT/.groundwork-written.json records once a report is complete: the nightly and its warehouse."""
+    return {"nightly_id": meta.get("nightly_id"), "warehouse": meta.get("warehouse")}
+
+
+def _baseline_ingest(con, p: data.Passes, meta: dict, manifest: manifests.Manifest) -> int | None:
+    """The ingest of the baseline nightly when the report directory holds that nightly's outputs
+    (manifests.WRITTEN) and its severities were the same, else None."""
+    if p.baseline_nightly_id is None or manifest.written != written({**meta, "nightly_id": p.baseline_nightly_id}):
+        return None
+    row = data.execute(con, "baseline_ingest", baseline=p.baseline_nightly_id, nightly=p.nightly_id).fetchone()
+    return None if row is None else row[0]
 
 
 # ---------------------------------------------------------------------------------------------

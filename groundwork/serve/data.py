@@ -184,7 +184,8 @@ def run_passes(con, invocation_id: str) -> tuple[int | None, int | None] | None:
 
 def build_run_state(con, invocation_id: str, lint_id, verify_id, nightly_id) -> None:
     """The temp table report_state the run page's queries read (reports/runpage.collect), for one
-    run: its verdicts in its latest passes and, when the last nightly judged it, its change class;
+    run: its verdicts in its latest passes and, when the last nightly found it failing, the nightly
+    it has been failing since (nightly_failing);
     with the view report_violations under that nightly's severities, as the nightly's run page."""
     report_data.build_violations(con, nightly_id)
     con.execute(
@@ -192,10 +193,12 @@ def build_run_state(con, invocation_id: str, lint_id, verify_id, nightly_id) -> 
         CREATE OR REPLACE TEMP TABLE report_state AS
         SELECT $id AS invocation_id, g.status AS g_status, g.summary AS g_summary,
                s.status AS s_status, s.summary AS s_summary,
-               (SELECT change FROM nightly_changes WHERE nightly_id = $nightly AND invocation_id = $id) AS change,
+               f.since_nightly_id, CAST(CAST(n.started_at AS DATE) AS VARCHAR) AS since_date,
                (SELECT coalesce(string_agg(DISTINCT code, ' ' ORDER BY code), '') FROM report_violations
                 WHERE invocation_id = $id AND (lint_id = $lint OR lint_id = $verify)) AS codes
         FROM (SELECT 1) AS one
         LEFT JOIN lint_verdicts g ON g.lint_id = $lint AND g.invocation_id = $id
         LEFT JOIN verify_verdicts s ON s.lint_id = $verify AND s.invocation_id = $id
+        LEFT JOIN nightly_failing f ON f.nightly_id = $nightly AND f.invocation_id = $id
+        LEFT JOIN nightlies n ON n.nightly_id = f.since_nightly_id
         """, {"id": invocation_id, "lint": lint_id, "verify": verify_id, "nightly": nightly_id})

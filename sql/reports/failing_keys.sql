@@ -1,9 +1,10 @@
 -- failing_keys: the runs of report_state with a run page, by invocation id: the failing ones and
 -- those with a finding of severity warn (report_warn_codes) in lint pass $lint (listed under the
 -- fleet report's warnings); with what their page is made from (ingest, whether its folder is
--- missing, verdicts, texts, violation codes, and the change class it shows under "Since last night").
+-- missing, verdicts, texts, violation codes, and the nightly it has been failing since: none of
+-- which changes from one night to the next while the run's verdicts do not).
 -- $lint: the nightly's lint pass.
-SELECT invocation_id, ingest_id, missing, g_status, g_summary, s_status, s_summary, codes, change
+SELECT invocation_id, ingest_id, missing, g_status, g_summary, s_status, s_summary, codes, since_nightly_id, since_date
 FROM report_state
 WHERE failing OR invocation_id IN (
     SELECT v.invocation_id FROM report_violations v

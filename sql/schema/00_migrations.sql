@@ -35,3 +35,6 @@ ALTER TABLE IF EXISTS lints ADD COLUMN IF NOT EXISTS all_runs BOOLEAN;
 -- changed, and the latest ingest each pass read the runs after.
 ALTER TABLE IF EXISTS ingests ADD COLUMN IF NOT EXISTS runs_changed INTEGER;
 ALTER TABLE IF EXISTS lints ADD COLUMN IF NOT EXISTS ingest_id INTEGER;
+-- Schema 4: the reports' per-nightly tables (45_reports.sql: nightly_failing, nightly_agent_counts,
+-- nightly_rule_counts, nightly_counted) are new tables, created there; no column to add. reports/data.py keep_counts
+-- fills them for the nightlies recorded before.

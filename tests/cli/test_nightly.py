@@ -61,7 +61,8 @@ def first_night(tmp_path_factory):
     before = tree_digest(archive)
     r1 = nightly(archive, wh, out)
     s1 = summary(out)
-    mtimes = {p: p.stat().st_mtime_ns for p in out.glob("runs/*/*.txt")}
+    per_run = [*out.glob("runs/*/*"), *out.glob("failing/*.html"), out / ".groundwork-manifest.json"]
+    mtimes = {p: p.stat().st_mtime_ns for p in per_run}
     r2 = nightly(archive, wh, out)
     return {"archive": archive, "wh": wh, "out": out, "r1": r1, "r2": r2, "s1": s1, "s2": summary(out),
             "mtimes": mtimes, "archive_before": before}
@@ -126,9 +127,12 @@ def test_second_nightly_on_an_unchanged_archive_is_idempotent(first_night):
     assert t2["new_failing"] == 0 and t2["resolved"] == 0 and t2["still_failing"] == t1["runs_failing"]
     assert {k: v for k, v in t2.items() if k not in ("new_failing", "still_failing", "has_baseline")} == \
            {k: v for k, v in t1.items() if k not in ("new_failing", "still_failing", "has_baseline")}
-    # Per-run texts were not rewritten (the run pages were: "Since last night" went from new to
-    # still; tests/cli/test_nightly_incremental.py checks every page against a fresh render).
-    assert {p: p.stat().st_mtime_ns for p in out.glob("runs/*/*.txt")} == first_night["mtimes"]
+    # Nothing per run was rewritten: texts, run pages (they say since which nightly a run fails,
+    # not new or still), failing-list pages, nor the manifest; tests/cli/test_nightly_incremental.py
+    # checks every page against a fresh render.
+    assert any(p.name == "index.html" for p in first_night["mtimes"]) and any(p.parent.name == "failing" for p in first_night["mtimes"])
+    assert {p: p.stat().st_mtime_ns for p in first_night["mtimes"]} == first_night["mtimes"]
+    assert sorted([*out.glob("runs/*/*"), *out.glob("failing/*.html")]) == sorted(p for p in first_night["mtimes"] if p.parent != out)
     con = duckdb.connect(str(first_night["wh"]), read_only=True)
     assert con.execute("SELECT exit_status FROM nightlies ORDER BY nightly_id").fetchall() == [(1,), (0,)]
     assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 99

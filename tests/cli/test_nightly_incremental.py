@@ -16,13 +16,19 @@ before the byte-for-byte comparison (``_masks``):
 
 - timestamps of the nightly itself (generated_at, passes' started_at / finished_at, the trend's
   ``at``, junit timestamps: every ISO time on or after the test's start day; the archive's own
-  times are older) and the Unix times / durations in summary.json and the metrics textfile;
+  times are older; the day of "failing since nightly #N (day)") and the Unix times / durations in
+  summary.json and the metrics textfile;
 - the report directory and warehouse paths (TMP/inc/... and TMP/ref/...: summary.json meta,
   summary.md);
 - the ids of lint and verify passes (``lint pass #3``, ``"lint_id": 3``); which passes the
   incremental nightly names is checked apart: its own exactly when its ingest changed a run (or,
   for the lint pass, the rules changed), else the previous nightly's;
-- ``.groundwork-manifest.json`` (the incremental writer's own bookkeeping) is not compared.
+- ``.groundwork-manifest.json`` and ``.groundwork-written.json`` (the incremental writer's own
+  bookkeeping) are not compared.
+
+After every night, the warehouse's per-nightly rows the reports read equal their recomputation
+from the whole history: nightly_failing (failing since) the view failing_streaks, and the trend
+counts (nightly_agent_counts, nightly_rule_counts) the queries over every pass they replace.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import shutil
 from functools import partial
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from groundwork.checks import lint as lint_mod
@@ -46,7 +53,7 @@ from ingest_support import EXAMPLE
 
 HELD_BACK = 12       # runs of the example archive that arrive later
 EXTRA_STEPS = 3    # nights of mixed changes after each kind of change alone
-NOT_COMPARED = {".groundwork-manifest.json"}
+NOT_COMPARED = {".groundwork-manifest.json", ".groundwork-written.json"}
 
 
 def _masks(start_day: str):
@@ -58,7 +65,12 @@ def _masks(start_day: str):
     epoch = re.compile(rb'("(?:started|finished)_epoch": |"duration_seconds": |'
                        rb"groundwork_nightly_(?:duration_seconds|last_success_timestamp_seconds) )[0-9.e+-]+")
     pass_id = re.compile(rb'((?:[Ll]int|verify) pass #|"(?:baseline_)?(?:lint|verify)_id": )\d+')
-    return lambda text: pass_id.sub(rb"\1<id>", epoch.sub(rb"\1<n>", iso.sub(mask_time, text)))
+    day = re.compile(rb"(nightly #\d+ \()(\d{4}-\d\d-\d\d)\)")
+
+    def mask_day(m: re.Match) -> bytes:
+        return m.group(1) + (b"<today>" if m.group(2).decode() >= start_day else m.group(2)) + b")"
+
+    return lambda text: pass_id.sub(rb"\1<id>", day.sub(mask_day, epoch.sub(rb"\1<n>", iso.sub(mask_time, text))))
 
 
 def _tree(out: Path) -> dict[str, bytes]:
@@ -135,6 +147,32 @@ def _run(archive: Archive, wh: Path, out: Path):
     return nightly_job.run_nightly(archive.runs, out=out, warehouse=wh, sources=archive.root / "sources.yaml")
 
 
+def _sorted(con, sql: str, **params) -> list[tuple]:
+    return sorted(con.execute(sql, params or None).fetchall(), key=repr)
+
+
+def assert_kept_rows_equal_the_history(wh: Path, nightly_id: int, where: str) -> None:
+    """The per-nightly rows nightly ``nightly_id`` recorded equal their recomputation from the
+    history: its failing runs and since which nightly each fails (the view failing_streaks), its
+    agent counts, and the rule counts of every nightly (the queries over every pass)."""
+    from groundwork.reports import data as rdata
+    con = duckdb.connect(str(wh), read_only=True)
+    try:
+        kept = _sorted(con, "SELECT invocation_id, since_nightly_id FROM nightly_failing WHERE nightly_id = $n", n=nightly_id)
+        streaks = _sorted(con, "SELECT invocation_id, since_nightly_id FROM failing_streaks WHERE nightly_id = $n", n=nightly_id)
+        assert kept == streaks, ("nightly_failing", where)
+        failing = _sorted(con, "SELECT invocation_id FROM nightly_changes WHERE nightly_id = $n AND failing", n=nightly_id)
+        assert [(inv,) for inv, _ in kept] == failing and all(since <= nightly_id for _, since in kept), where
+        agents = _sorted(con, "SELECT nightly_id, agent_id, runs, failing FROM nightly_agent_counts WHERE nightly_id = $n", n=nightly_id)
+        assert agents == _sorted(con, rdata.query("agent_counts_from_history")[0], nightlies=[nightly_id]), ("agents", where)
+        every = [r[0] for r in con.execute("SELECT nightly_id FROM nightly_counted").fetchall()]
+        assert nightly_id in every, where
+        assert _sorted(con, "SELECT * FROM nightly_rule_counts") == \
+            _sorted(con, rdata.query("rule_counts_from_history")[0], nightlies=every), ("rules", where)
+    finally:
+        con.close()
+
+
 @pytest.mark.parametrize("seed", [7, 11])
 def test_incremental_nightly_reports_equal_a_nightly_that_recomputes_everything(tmp_path, monkeypatch, seed):
     start_day = dt.datetime.now(dt.timezone.utc).date().isoformat()
@@ -188,4 +226,44 @@ def test_incremental_nightly_reports_equal_a_nightly_that_recomputes_everything(
             body = body.replace(b"/ref/", b"/inc/")   # TMP/ref/{out,warehouse.duckdb} -> TMP/inc/...
             assert mask(inc_files[name]) == mask(body), (name, where)
         hashes.add(inc.lint.ruleset_hash)
+        assert_kept_rows_equal_the_history(inc_wh, inc.nightly_id, where)
+        assert_kept_rows_equal_the_history(ref_wh, ref.nightly_id, where)
     assert len(hashes) == 2, "the rule change took effect"
+
+
+FAILING_N1 = "01a22a33-cc8f-721d-9706-f81a30449b62"   # fails N1 only (violation/N1/none-calls-a-model)
+
+
+def test_failing_since_is_the_first_nightly_of_the_current_failing_streak(tmp_path, monkeypatch):
+    """A run that fails, passes (N1 switched off), then fails again: its page says it fails since
+    the nightly its second streak began, and the page is not rewritten while that holds."""
+    archive = tmp_path / "archive"
+    shutil.copytree(EXAMPLE, archive)
+    changed_rules = _changed_rules(tmp_path / "rules-changed")
+    wh, out = tmp_path / "warehouse.duckdb", tmp_path / "out"
+    page = out / "runs" / FAILING_N1 / "index.html"
+    since_line = re.compile(r'<th>Failing since</th><td id="failing-since">nightly #(\d+) \((\d{4}-\d\d-\d\d)\)</td>')
+    seen, original = [], rules_mod.RULES_DIR
+    for night, rules in enumerate([None, None, changed_rules, None, None], start=1):
+        monkeypatch.setattr(rules_mod, "RULES_DIR", rules or original)
+        res = nightly_job.run_nightly(archive / "runs", out=out, warehouse=wh, sources=archive / "sources.yaml")
+        assert res.nightly_id == night
+        assert_kept_rows_equal_the_history(wh, night, f"night {night}")
+        # The report directory says whose outputs it holds: the next nightly looks only at what changed since.
+        assert json.loads((out / ".groundwork-written.json").read_bytes()) == {"nightly_id": night, "warehouse": str(wh)}
+        if rules is changed_rules:
+            assert not page.exists()
+            seen.append(None)
+            continue
+        m = since_line.search(page.read_text(encoding="utf-8"))
+        assert m is not None, f"night {night}"
+        seen.append(int(m.group(1)))
+        with duckdb.connect(str(wh), read_only=True) as con:   # the day that nightly started
+            assert m.group(2) == str(con.execute("SELECT CAST(started_at AS DATE) FROM nightlies WHERE nightly_id = $n",
+                                                 {"n": seen[-1]}).fetchone()[0]), f"night {night}"
+        listed = "".join(p.read_text(encoding="utf-8") for p in (out / "failing").glob("page-*.html"))
+        assert re.search(rf'{FAILING_N1}</a></td>((?!</tr>).)*<td class="since">nightly #{seen[-1]} \(', listed, re.S), night
+        if night in (2, 5):   # nothing changed since the night before: the page was kept
+            assert page.stat().st_mtime_ns == mtime, f"night {night}"
+        mtime = page.stat().st_mtime_ns
+    assert seen == [1, 1, None, 4, 4]

@@ -180,7 +180,7 @@ def test_a_cache_folder_others_can_write_to_is_not_used(tmp_path, schema_cache):
 def test_the_schema_is_its_files_in_file_name_order():
     names = [p.relative_to(SCHEMA_DIR).as_posix() for p in warehouse.schema_files()]
     assert names[:3] == ["00_migrations.sql", "10_tables.sql", "20_source_check_items.sql"]
-    assert names[3] == "30_derived/01_lint_runs.sql" and names[-2:] == ["40_history.sql", "50_investigation.sql"]
+    assert names[3] == "30_derived/01_lint_runs.sql" and names[-3:] == ["40_history.sql", "45_reports.sql", "50_investigation.sql"]
     assert schema_sql() == "\n".join(p.read_text(encoding="utf-8") for p in warehouse.schema_files())
 
 

@@ -255,5 +255,5 @@ def test_new_warehouse_files_are_written_in_the_storage_version_the_registrys_sh
 
 
 def test_the_schema_version_is_stored_by_one_line_of_the_schema():
-    assert schema_version() == 4  # 3: lints.all_runs; 4: ingests.runs_changed, lints.ingest_id
+    assert schema_version() == 4  # 3: lints.all_runs; 4: ingests.runs_changed, lints.ingest_id, source_files, nightly_failing, nightly_agent_counts, nightly_rule_counts, nightly_counted
     assert warehouse.schema_sql().count("'schema_version'") == 1

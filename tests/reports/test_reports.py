@@ -238,10 +238,11 @@ def test_run_pages_are_incremental_and_removed_when_a_run_stops_failing(two_nigh
     data.build_state(con, p5)
     later = runpage.write_all(con, tmp_path, p5, META)
     assert not page_a.exists()
-    # b still fails the same way, but its page said "new" (rewritten: now "still"); f now fails
+    # b still fails the same way: its page, which says since when it fails, is kept; f now fails
     # only its source check (rewritten); a, e and h pass (pages removed).
-    assert (later.pages_removed, later.pages_kept, later.pages_written) == (3, 0, 2)
-    assert 'class="badge still">still<' in (tmp_path / "runs" / "b" / "index.html").read_text()
+    assert (later.pages_removed, later.pages_kept, later.pages_written) == (3, 1, 1)
+    since = parse(tmp_path / "runs" / "b" / "index.html")
+    assert re.search(r"Failing since\s*nightly #2 \(\d{4}-\d\d-\d\d\)", "".join(since.text))
     assert later.texts_written == 4        # a, e, f, h changed text
     assert (tmp_path / "runs" / "a" / "grounding.txt").read_text().startswith("grounding: passed")
 
@@ -430,3 +431,32 @@ def test_run_page_says_none_for_missing_values_not_python_none(tmp_path):
     text = "".join(page.text)
     assert "None" not in text
     assert "(none)" in text       # the retrieval's hash, and its span id on the timeline
+
+
+def test_a_nightly_that_reuses_its_baselines_passes(two_nights, tmp_path):
+    """A nightly whose row names the same lint and verify passes as its baseline (nothing was
+    judged again): nothing is new or resolved, every failing run is still failing since the
+    nightly its streak began, the run pages and list pages are kept, and its trend point has the
+    baseline's counts."""
+    con, p = two_nights
+    build_reports(con, tmp_path, p, dict(META, nightly_id=2))
+    pages = {f: f.stat().st_mtime_ns for f in [*tmp_path.glob("runs/*/index.html"), *tmp_path.glob("failing/*.html")]}
+    con.execute("UPDATE nightlies SET exit_status = 1 WHERE nightly_id = 2")
+    add_nightly(con, 3, 3, 4, exit_status=None, baseline=2)
+    data.record_severities(con, 3, data.finding_severities())
+    con.execute("INSERT INTO nightly_severities SELECT 2, code, severity FROM nightly_severities WHERE nightly_id = 3")
+    p3 = data.nightly_passes(con, 3)
+    assert (p3.lint_id, p3.baseline_lint_id, p3.verify_id, p3.baseline_verify_id) == (3, 3, 4, 4)
+    r = build_reports(con, tmp_path, p3, dict(META, nightly_id=3, baseline_nightly_id=2))
+    t = r.totals
+    assert (t["new_failing"], t["resolved"], t["gone"], t["still_failing"], t["runs_failing"]) == (0, 0, 0, 5, 5)
+    since = dict(con.execute("SELECT invocation_id, since_nightly_id FROM nightly_failing WHERE nightly_id = 3").fetchall())
+    # a, f, h failed at nightly 1 already (the baseline's rows, recomputed from the history); b, e since 2.
+    assert since == {"a": 1, "b": 2, "e": 2, "f": 1, "h": 1}
+    assert (r.runs.pages_written, r.runs.texts_written) == (0, 0)
+    assert {f: f.stat().st_mtime_ns for f in pages} == pages
+    trend = data.trend_by_lint(con, p3)
+    cells = {row["code"]: row["cells"] for row in trend["rules"]}
+    assert cells["G1"][-2:] == [4, 4] and cells["N1"][-2:] == [2, 2]
+    agents = data.trend_agents_by_lint(con, [2, 3], ["agent.one", "agent.two"])
+    assert [[(x["runs"], x["failing"]) for x in a["points"]] for a in agents] == [[(3, 2), (3, 2)], [(4, 3), (4, 3)]]
