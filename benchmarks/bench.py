@@ -16,7 +16,8 @@ clock, CPU = user + system of its process tree, peak RSS of its largest process)
                pipeline floor (benchmarks/pipeline_floor.py: the ingest's machinery storing raw
                bytes), `groundwork ingest` into a new warehouse, and the same without the C fast
                paths; --repeat rounds, alternating; ratios against the read floor of the same run.
-  nightly      at --nightly-size runs, --repeat rounds of: a truly fresh first nightly (new
+  nightly      `groundwork nightly ... --json --quiet` (the console script; its phase times read from
+               its JSON document) at --nightly-size runs, --repeat rounds of: a truly fresh first nightly (new
                warehouse, new report folder, empty groundwork cache folder: no template, no
                compiled templates), the next nightly with nothing changed, and one after 1 % new
                runs were appended to the same archive as the workbench would (new folders, new
@@ -74,17 +75,6 @@ for e in os.scandir(sys.argv[1]):
             total += len(fh.read())
         n += 1
 print(f"{n} files, {total} bytes")
-"""
-
-# What `groundwork nightly` runs, printing its phase times: the same process as the command's
-# (groundwork.cli.script keeps pandas out of it first).
-NIGHTLY = r"""
-import json, sys
-from groundwork.core.nopandas import keep_pandas_out
-keep_pandas_out()
-from groundwork.jobs.nightly import run_nightly
-res = run_nightly(sys.argv[1], warehouse=sys.argv[2], sources=sys.argv[3], out=sys.argv[4])
-print(json.dumps({k: round(v, 3) for k, v in res.seconds.items() if isinstance(v, (int, float))}))
 """
 
 # Bytes on disk of the run tables and of lint_store: DuckDB blocks (256 KiB) each table uses.
@@ -147,7 +137,7 @@ def run_step(cmd, *, cwd=ROOT, env=None, stdout_file=None) -> dict:
             out.close()
         Path(report).unlink(missing_ok=True)
     return {"wall": info["wall"], "cpu": info["cpu"], "rss_mb": info["maxrss_kb"] / 1024, "rc": info["rc"],
-            "stdout": (p.stdout or b"").decode(errors="replace")[-2000:], "stderr": p.stderr.decode(errors="replace")[-2000:]}
+            "stdout": (p.stdout or b"").decode(errors="replace")[-100000:], "stderr": p.stderr.decode(errors="replace")[-2000:]}
 
 
 def must(step: dict, what: str, codes=(0, 1)) -> dict:
@@ -270,6 +260,12 @@ def unlink_warehouse(path: Path) -> None:
 # ------------------------------------------------------------------------------ the steps
 
 
+def console_script() -> list:
+    """The `groundwork` console script a user runs (python -m groundwork.cli when not installed)."""
+    script = Path(PY).parent / "groundwork"
+    return [script] if script.exists() else GW
+
+
 IMPORT_DUCKDB = "python -c 'import duckdb'"  # what any Python tool on DuckDB pays before its first line
 
 
@@ -278,8 +274,7 @@ def bench_dropin(work: Path, args) -> dict:
     expected = [json.loads(line) for line in (CORPUS / "expected.jsonl").read_text(encoding="utf-8").splitlines() if line]
     run = next(e for e in expected if not e["lint"]["passed"] and e["sources"]["violations"])  # a run with violations
     folder = CORPUS / "runs" / run["invocation_id"]
-    script = Path(PY).parent / "groundwork"  # the console script a user runs
-    gw = [script] if script.exists() else GW
+    gw = console_script()
     commands = {
         "python -c pass": [PY, "-c", "pass"],
         IMPORT_DUCKDB: [PY, "-c", "import duckdb"],
@@ -363,6 +358,7 @@ def bench_nightly(work: Path, args) -> dict:
     sources = runs.parent / "sources.yaml"
     out: dict = {"runs": n, "rounds": []}
     added = 0
+    gw = console_script()
     for i in range(args.repeat):
         wh, rep = work / f"nightly-{n}-{i}.duckdb", work / f"reports-{n}-{i}"
         unlink_warehouse(wh)
@@ -371,10 +367,13 @@ def bench_nightly(work: Path, args) -> dict:
         one: dict = {"runs_before": n + added}
 
         def nightly(label):
-            s = must(run_step([PY, "-c", NIGHTLY, runs, wh, sources, rep], env=env), label)
+            # The command a user runs (console script, typer app and all), its phase times read
+            # from its --json document.
+            s = must(run_step(gw + ["nightly", runs, "-w", wh, "--sources", sources, "--out", rep, "--json", "--quiet"],
+                              env=env), label)
             try:
-                s["phases"] = json.loads(s["stdout"].strip().splitlines()[-1])
-            except (ValueError, IndexError):
+                s["phases"] = json.loads(s["stdout"])["seconds"]
+            except (ValueError, KeyError, TypeError):
                 s["phases"] = {}
             one[label] = s
             show(f"round {i + 1}: {label}", {**s, "n": 1}, "   " + ", ".join(f"{k} {v}" for k, v in s["phases"].items()))
@@ -598,7 +597,8 @@ def markdown(res: dict) -> str:
     nt = res.get("nightly")
     if nt:
         lines += [f"## Nightlies, {nt['runs']:,} runs", "",
-                  f"{args['repeat']} rounds of: a fresh first nightly (new warehouse, new report folder, empty cache "
+                  f"`groundwork nightly RUNS_DIR -w W --sources FILE --out DIR --json --quiet`, the command as a user runs it "
+                  f"(phase times from its JSON document). {args['repeat']} rounds of: a fresh first nightly (new warehouse, new report folder, empty cache "
                   "folder), the next one with nothing changed, and one after 1 % new runs were appended to the archive "
                   "(each round's archive is the last one's plus its 1 %). Targets: nothing changed ≤ 2 % and 1 % new ≤ 5 % "
                   "of the fresh nightly (wall and CPU).", "",
