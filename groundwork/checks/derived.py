@@ -243,6 +243,8 @@ def derive(workspace: Workspace, target: str, scoped: bool,
 
 # The run tables the derived relations read besides runs, always joined with the scope's runs.
 NARROWED = ("spans", "payload_refs", "evidence", "delegations")
+# Up to this fraction of a table's rows, a pass over some runs copies the scope's rows.
+_COPY_FRACTION = 0.1
 
 
 def _narrow(con: duckdb.DuckDBPyConnection, alias: str, database: str) -> None:
@@ -260,10 +262,16 @@ def _narrow(con: duckdb.DuckDBPyConnection, alias: str, database: str) -> None:
         if table not in present:
             continue
         source = f"{_quote(database)}.main.{table}"
-        con.execute(f"CREATE TABLE {alias}.main._rows_{table} AS SELECT rowid AS r FROM {source} "
+        picked = f"{alias}.main._rows_{table}"
+        con.execute(f"CREATE TABLE {picked} AS SELECT rowid AS r FROM {source} "
                     f"WHERE invocation_id IN (SELECT invocation_id FROM {alias}.main.lint_scope)")
-        con.execute(f"CREATE VIEW {alias}.main.{table} AS SELECT * FROM {source} "
-                    f"WHERE rowid IN (SELECT r FROM {alias}.main._rows_{table})")
+        rows = f"SELECT * FROM {source} WHERE rowid IN (SELECT r FROM {picked})"
+        n, total = con.execute(f"SELECT (SELECT count(*) FROM {picked}), (SELECT count(*) FROM {source})").fetchall()[0]
+        # A few runs' rows are copied once (read by several derived relations and rules, a
+        # view of rowids was fetched again by each, and DuckDB scanned all of spans filtered by
+        # name for lint_root rather than fetching by rowid); more stay a view (memory).
+        kind = "TABLE" if n <= total * _COPY_FRACTION else "VIEW"
+        con.execute(f"CREATE {kind} {alias}.main.{table} AS {rows}")
 
 
 @contextmanager
