@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 import groundwork.ingest as ingest
 from groundwork.checks.lint import lint_warehouse
 from groundwork.checks.store import keep_derived
@@ -42,11 +44,14 @@ def test_a_warehouse_named_with_quotes_lints_and_keeps_no_workspace(tmp_path):
     assert lint_warehouse(con, reuse=False).by_id() == by_id  # read back from lint_store
 
 
-def test_a_pass_over_some_runs_reads_their_rows_of_the_run_tables_only(tmp_path):
+@pytest.mark.parametrize("copy_fraction, kind", [(1.0, "BASE TABLE"), (0.0, "VIEW")])
+def test_a_pass_over_some_runs_reads_their_rows_of_the_run_tables_only(tmp_path, monkeypatch, copy_fraction, kind):
     """In a pass over some runs, spans, payload_refs, evidence and delegations name the scope's
-    rows only (views over the warehouse's tables, by rowid), and the pass judges as a pass over
-    every run does."""
+    rows only (copied when they are few, else views over the warehouse's tables, by rowid), and
+    the pass judges as a pass over every run does."""
     from groundwork.checks import derived
+
+    monkeypatch.setattr(derived, "_COPY_FRACTION", copy_fraction)
 
     runs = tmp_path / "runs"
     for d in EXPECTED.values():
@@ -60,6 +65,9 @@ def test_a_pass_over_some_runs_reads_their_rows_of_the_run_tables_only(tmp_path)
             want = con.execute(f"SELECT * FROM main.{table} WHERE invocation_id IN (SELECT unnest($r)) ORDER BY ALL",
                                {"r": some}).fetchall()
             assert mine == want and (table != "spans" or mine), table
+            assert con.execute("SELECT table_type FROM information_schema.tables WHERE table_catalog = $db "
+                               "AND table_name = $t", {"db": workspace.schema.split(".")[0], "t": table}
+                               ).fetchall() == [(kind,)], table
     everything = lint_warehouse(con, record=False, reuse=False).by_id()
     scoped = lint_warehouse(con, runs=some, record=False, reuse=False).by_id()
     assert scoped == {run: everything[run] for run in some}
