@@ -14,7 +14,6 @@ Layout of OUT (any path Spark writes: local, hdfs://, s3a://):
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from groundwork.core.errors import GroundworkError
 from groundwork.spark import tables as S
 from groundwork.spark.checks import check
 from groundwork.spark.fs import Store
+from groundwork.spark.inputs import check_inputs
 from groundwork.spark.ingest import SparkIngest, ingest_archive
 from groundwork.spark.reports import build
 
@@ -74,17 +74,6 @@ def write_texts(spark, out: str, texts) -> int:
                     fh.write(text)
                 written += 1
     return written
-
-
-def check_inputs(runs: str, sources, texts, reports) -> None:
-    """Fail in one line, before Spark starts, on inputs the job cannot use."""
-    if sources is not None and not Path(sources).is_file():
-        raise GroundworkError(f"sources file {sources} does not exist (it is read on the driver)")
-    for what, folder in (("--texts", texts), ("--reports", reports)):
-        if folder is not None and Path(folder).exists() and not Path(folder).is_dir():
-            raise GroundworkError(f"{what} {folder} exists and is not a directory")
-    if "://" not in runs and not os.path.isdir(runs):
-        raise GroundworkError(f"{runs} is not a directory (expected the run store's runs/ folder)")
 
 
 def run(spark, runs: str, out: str, *, sources=None, texts=None, reports=None) -> SparkRun:

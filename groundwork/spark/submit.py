@@ -13,6 +13,7 @@ import os
 import sys
 
 from groundwork.core.errors import GroundworkError
+from groundwork.spark.inputs import check_inputs
 from groundwork.spark.session import check_pyspark, session
 
 
@@ -37,10 +38,10 @@ def main(argv=None) -> int:
     if args.runs is None or args.out is None:
         p.error("RUNS and --out are required")
     try:
+        check_inputs(args.runs, args.sources, args.texts, args.reports)  # a wrong path first, pyspark or not
         check_pyspark()  # one line when it is missing, before anything imports it
-        from groundwork.spark.job import check_inputs, run  # imports pyspark
+        from groundwork.spark.job import run  # imports pyspark
 
-        check_inputs(args.runs, args.sources, args.texts, args.reports)
         spark = session(args.master)
         result = run(spark, args.runs, args.out, sources=args.sources, texts=args.texts, reports=args.reports)
     except GroundworkError as exc:
