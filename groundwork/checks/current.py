@@ -24,7 +24,11 @@ from __future__ import annotations
 
 import duckdb
 
-_CURRENT_SQL = """
+# An ingest after ingest {after} that changed a run, or may have (unfinished, or not counted).
+_CHANGED_AFTER = ("SELECT 1 FROM ingests i WHERE i.ingest_id > {after}"
+                  " AND (i.finished_at IS NULL OR coalesce(i.runs_changed, 1) <> 0)")
+
+_CURRENT_SQL = f"""
 WITH pass AS (
     SELECT lint_id, ingest_id, ruleset_hash, tool_version, config_id FROM lints
     WHERE kind = $kind AND all_runs AND coalesce(all_rules, true) AND ruleset_hash = $ruleset
@@ -32,8 +36,7 @@ WITH pass AS (
     ORDER BY lint_id DESC LIMIT 1)
 SELECT p.lint_id FROM pass p
 WHERE p.ingest_id IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM ingests i WHERE i.ingest_id > p.ingest_id
-                  AND (i.finished_at IS NULL OR coalesce(i.runs_changed, 1) <> 0))
+  AND NOT EXISTS ({_CHANGED_AFTER.format(after="p.ingest_id")})
   AND NOT EXISTS (SELECT 1 FROM lints l WHERE l.kind = $kind AND l.lint_id > p.lint_id
                   AND coalesce(l.all_rules, true)
                   AND (l.ruleset_hash IS DISTINCT FROM p.ruleset_hash OR l.tool_version IS DISTINCT FROM p.tool_version
@@ -60,5 +63,4 @@ def runs_changed_since(con: duckdb.DuckDBPyConnection, ingest_id: int | None) ->
     counted); True for None (nothing known)."""
     if ingest_id is None:
         return True
-    return con.execute("SELECT count(*) FROM ingests WHERE ingest_id > $id AND (finished_at IS NULL "
-                       "OR coalesce(runs_changed, 1) <> 0)", {"id": ingest_id}).fetchall()[0][0] > 0
+    return con.execute(f"SELECT EXISTS ({_CHANGED_AFTER.format(after='$id')})", {"id": ingest_id}).fetchall()[0][0]

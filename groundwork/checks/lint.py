@@ -378,7 +378,7 @@ def _lint_fresh(con, chosen, scope_query: str | None, keep_store: bool = False,
                 _assemble(batch, *outcome)
                 return batch
     changed = store.store_changes(con) if scope_query is None else None
-    stale = store.store_stale(con) if keep_store and scope_query is not None and changed is None else None
+    stale = store.store_changes(con, store.REBUILD_SHARE) if keep_store and scope_query is not None else None
     if changed is not None:
         context = store.stored(con, changed)  # every run: the relations kept in the warehouse
     else:
@@ -417,9 +417,9 @@ def _evaluate(workspace: derived.Workspace, chosen, scope_query: str | None,
     # this thread renders the results in report order.
     where = "WHERE r.invocation_id IN (SELECT invocation_id FROM lint_scope)" if scope_query is not None else ""
     check = kept_runs is not None
-    base_sql = _BASE_SQL.format(where=where, kept=_KEPT if check else "",
-                                kept_join=_KEPT_JOIN.format(store=workspace.schema) if check else "")
-    base_future = workspace.submit_arrow(base_sql, {"cycle_reason": CYCLE_REASON})
+    base_query = _BASE_SQL.format(where=where, kept=_KEPT if check else "",
+                                  kept_join=_KEPT_JOIN.format(store=workspace.schema) if check else "")
+    base_future = workspace.submit_arrow(base_query, {"cycle_reason": CYCLE_REASON})
     futures = [workspace.submit_rule(rule) for rule in chosen]
     # While the workers start: compile the message templates (~0.1 s in a new process).
     precompile([rule.template for rule in chosen])

@@ -170,21 +170,10 @@ def _replace_runs(con: duckdb.DuckDBPyConnection, database: str, derived_schema:
         con.unregister("lint_store_changed")
 
 
-def store_stale(con: duckdb.DuckDBPyConnection) -> pa.Table | None:
-    """The runs (invocation_id, present) whose stored rows are not those of the warehouse now:
-    new, reloaded, without ingest_id or removed since the store was brought up to date. None when
-    there is no store to keep (``keep_from_pass`` cannot be used), or more than half the runs
-    changed (``keep_derived`` builds it again)."""
-    if not store_readable(con):
-        return None
-    changed = _changed_runs(con)
-    return None if _mostly_changed(con, changed, 0.5) else changed
-
-
 def keep_from_pass(con: duckdb.DuckDBPyConnection, derived_schema: str, changed: pa.Table, read_after: int | None) -> bool:
     """Bring lint_store up to date from a lint pass's own derivation: ``derived_schema`` holds
-    the derived relations of exactly the present runs of ``changed`` (``store_stale`` and the
-    runs the pass judged), which replace theirs; the removed ones leave. The nightly's lint does
+    the derived relations of exactly the present runs of ``changed`` (``store_changes(con,
+    REBUILD_SHARE)`` and the runs the pass judged), which replace theirs; the removed ones leave. The nightly's lint does
     this, so that its keep_derived has nothing left to do (each changed run derived once). A
     cache: False, and the store as it was, when DuckDB fails."""
     database = con.execute("SELECT current_database()").fetchall()[0][0]
@@ -215,16 +204,22 @@ def store_runs_agree(con: duckdb.DuckDBPyConnection) -> int | None:
     return row[0] if row[:3] == row[3:] and row[0] == row[1] else None
 
 
-def store_changes(con: duckdb.DuckDBPyConnection) -> pa.Table | None:
-    """The runs ``stored`` would derive again before a full lint reads lint_store, or None when
-    the lint should derive for itself: no store (or one built with other derived views), an
-    in-memory or read-only warehouse, or more than a tenth of the runs changed since the store
-    was brought up to date (e.g. the archive was ingested again: ``keep_derived`` catches up
-    after answering)."""
+# keep_derived builds the store afresh when more than this share of the runs changed since it was
+# brought up to date (below it, the changed runs' rows are replaced: keep_from_pass, _keep_derived).
+REBUILD_SHARE = 0.5
+
+
+def store_changes(con: duckdb.DuckDBPyConnection, share: float = 0.1) -> pa.Table | None:
+    """The runs (invocation_id, present) whose stored rows are not those of the warehouse now
+    (new, reloaded, without ingest_id or removed since the store was brought up to date): those
+    ``stored`` would derive again before a full lint reads lint_store. None when the lint should
+    derive for itself: no store (or one built with other derived views), an in-memory or
+    read-only warehouse, or more than ``share`` of the runs changed (by default a tenth, e.g. the
+    archive was ingested again: ``keep_derived`` catches up after answering)."""
     if not store_readable(con):
         return None
     changed = _changed_runs(con)
-    return None if _mostly_changed(con, changed, 0.1) else changed
+    return None if _mostly_changed(con, changed, share) else changed
 
 
 KEEP_MEMORY = "256MiB"  # DuckDB's memory while keep_derived builds the store (lowered, never raised):
@@ -258,7 +253,7 @@ def _keep_derived(con: duckdb.DuckDBPyConnection, workers: int, digest: str, sto
     read_after = current.latest_ingest(con)  # the runs are read as this ingest left them
     if stored_digest == digest:
         changed = _changed_runs(con)
-        if not _mostly_changed(con, changed, 0.5):
+        if not _mostly_changed(con, changed, REBUILD_SHARE):
             outcome = "refreshed" if _refresh_store(con, database, workers, changed) else "fresh"
             _set_watermark(con, target, read_after)
             return outcome
