@@ -10,7 +10,7 @@ from groundwork.core.canonical import CanonicalisationError, content_hash
 from groundwork.core.jsontext import MAX_LINE, decode_utf8, dumps_doc, loads
 from groundwork.ingest import issues as K
 from groundwork.ingest.issues import Issues
-from groundwork.ingest.scan import INDEX_FILE, SCHEMAS_DIR
+from groundwork.ingest.scan import INDEX_FILE
 
 INDEX_LINES = 2000  # invocations.jsonl lines per parse task (process_index_lines)
 

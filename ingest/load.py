@@ -48,7 +48,6 @@ from groundwork.ingest import issues as K
 from groundwork.ingest.archive import (NOT_A_SCHEMA, claims, index_blocks, index_duplicates, schema_file,
                                        schema_name_ok)
 from groundwork.ingest.issues import Issues
-from groundwork.core.jsontext import loads
 from groundwork.ingest.parse import (ENVELOPE, FILE_FIELDS, GROUNDING, ISSUE_FIELDS, REQUEST, SOURCES, SPANS as SPANS_FILE,
                                      PARSER_VERSION, issue_row, issue_rows,
                                      stand_in_run)
@@ -716,11 +715,10 @@ class _Loader:
             # runs whose folder is gone (or no longer loadable) are kept, marked missing (a quick
             # scan: among the runs it looked at and those no longer listed, _quick_plan)
             missing_sql = getattr(self, "missing_sql", _MISSING_SQL)
-            self.flipped, any_flipped, n_flipped = [], False, 0
+            self.flipped, n_flipped = [], 0
             for sql in missing_sql or ():
                 cur = con.execute(sql)
                 while rows := cur.fetchmany(LOOKUP):  # streamed: at most CHANGED_NAMES names kept
-                    any_flipped = True
                     n_flipped += len(rows)
                     if self.flipped is not None:
                         self.flipped.extend(i for (i,) in rows)
@@ -728,7 +726,7 @@ class _Loader:
                             self.flipped = None
             # duplicate invocation ids among the runs on disk (computed over the whole warehouse;
             # a quick scan that changed no run keeps the last ones: the same runs, the same ids)
-            same = getattr(self, "quick", False) and not any_flipped and not result.runs_loaded
+            same = getattr(self, "quick", False) and not n_flipped and not result.runs_loaded
             archive_rows += [issue_row(self.ingest_id, inv, path, None, K.DUPLICATE_ID, msg, K.NONE) for inv, path, msg in (
                 con.execute(_KEPT_DUPLICATES_SQL, {"kind": K.DUPLICATE_ID}).fetchall() if same else claims(con, K.DUPLICATE_ID))]
             self._replace_derived_issues(archive_rows, result)

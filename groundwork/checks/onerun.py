@@ -15,7 +15,7 @@ text against the workbench's on every corpus run and against lint_warehouse's on
 from __future__ import annotations
 
 from groundwork.checks import derived, rules as rules_mod
-from groundwork.checks.messages import Grounding, grounding_texts, render_rows
+from groundwork.checks.messages import grounding_text, render_rows
 from groundwork.checks.verdicts import CYCLE_REASON, FAILED, PASSED, UNLINTABLE, RunVerdict, base_sql
 
 
@@ -56,7 +56,6 @@ def lint_one(con, invocation_id: str, chosen: tuple[rules_mod.Rule, ...] | None 
         return verdict
     failing = bool(verdict.violations)
     verdict.status = FAILED if failing else PASSED
-    text = grounding_texts([Grounding(not failing, mode, verdict.retrieval_count, verdict.chat_count,
-                                      list(verdict.violations))])[0]
+    text = grounding_text(not failing, mode, verdict.retrieval_count, verdict.chat_count, list(verdict.violations))
     verdict.summary = text[:-1]
     return verdict

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from groundwork import __version__ as TOOL_VERSION
 from groundwork.checks import current, messages, sources as sources_mod
@@ -34,6 +35,9 @@ from groundwork.core import canonical
 from groundwork.core.canonical import unknown_message
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import schema_files
+
+if TYPE_CHECKING:   # annotations only: pyarrow is imported where a table is built
+    import pyarrow as pa
 
 VIOLATION_RULES = ("S1", "S2")
 # Every run (``{where}``: an optional scope) with whether it is verifiable, why not, how many of
@@ -310,13 +314,10 @@ def _kept_pass(con, lint_id: int, sources_path, loaded: LoadedSources, t0: datet
     counts read back, its verdicts when first used."""
     result = VerifyResult(sources_path=str(sources_path), config_id=loaded.config_id, fresh=[], loaded=loaded,
                           lint_id=lint_id, kept=True, reused_from=lint_id)
-    for status, n, verified, unresolved in con.execute(
-            "SELECT status, count(*), sum(verified), sum(unresolved_count) FROM verify_verdicts WHERE lint_id = $id "
-            "GROUP BY status", {"id": lint_id}).fetchall():
-        result.reused += n
-        result.reused_counts[status] = n
-        result.reused_counts["verified"] = result.reused_counts.get("verified", 0) + int(verified or 0)
-        result.reused_counts["unresolved"] = result.reused_counts.get("unresolved", 0) + int(unresolved or 0)
+    rows = con.execute("SELECT status, count(*), sum(verified), sum(unresolved_count) FROM verify_verdicts "
+                       "WHERE lint_id = $id GROUP BY status", {"id": lint_id}).fetchall()
+    result.reused = sum(n for _, n, _, _ in rows)
+    result.reused_counts = _tally(rows)
     result._load_reused = lambda: _load_verdicts(con, con.sql(
         "SELECT invocation_id, lint_id FROM verify_verdicts WHERE lint_id = $id", params={"id": lint_id}).to_arrow_table(),
         lint_id)
@@ -324,16 +325,22 @@ def _kept_pass(con, lint_id: int, sources_path, loaded: LoadedSources, t0: datet
     return result
 
 
-def _reused_counts(con, oldest: int) -> dict:
+def _tally(rows) -> dict:
+    """Verdicts per status, evidence items verified and unresolved, from (status, verdicts,
+    verified, unresolved) rows grouped by status."""
     counts = {}
-    for status, n, verified, unresolved in con.execute(
-            "SELECT v.status, count(*), sum(v.verified), sum(v.unresolved_count) FROM verify_verdicts v "
-            "JOIN verify_reused r USING (lint_id, invocation_id) WHERE v.lint_id >= $oldest GROUP BY v.status",
-            {"oldest": oldest}).fetchall():
+    for status, n, verified, unresolved in rows:
         counts[status] = n
         counts["verified"] = counts.get("verified", 0) + int(verified or 0)
         counts["unresolved"] = counts.get("unresolved", 0) + int(unresolved or 0)
     return counts
+
+
+def _reused_counts(con, oldest: int) -> dict:
+    return _tally(con.execute(
+        "SELECT v.status, count(*), sum(v.verified), sum(v.unresolved_count) FROM verify_verdicts v "
+        "JOIN verify_reused r USING (lint_id, invocation_id) WHERE v.lint_id >= $oldest GROUP BY v.status",
+        {"oldest": oldest}).fetchall())
 
 
 def _load_verdicts(con, reused: pa.Table, oldest: int) -> list[RunVerdict]:

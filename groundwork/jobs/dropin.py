@@ -65,7 +65,7 @@ def lint_pair(spans, envelope):
 
     for label, path in (("spans file", spans), ("envelope file", envelope)):
         _readable(label, path)
-    # The lint derives its relations itself (derived.materialised): the warehouse needs only
+    # The lint derives its relations itself (onerun.derive): the warehouse needs only
     # what they and the rules read.
     chosen = rules.load_rules()
     reads = relations_named("\n".join([*(r.body for r in derived.RELATIONS), *(r.body for r in chosen)]))
