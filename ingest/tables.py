@@ -13,6 +13,11 @@ Arrow types) import it on first use.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # annotations only: pyarrow is imported where a table is built
+    import pyarrow as pa
+
 S, I, B, BOOL, TS, F = "S", "I", "B", "BOOL", "TS", "F"
 J = "J"  # DuckDB JSON columns are filled from VARCHAR text
 

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
@@ -31,6 +32,9 @@ from groundwork.core.errors import ConfigError
 from groundwork.core.pyrepr import pyrepr, pystr
 from groundwork.core.regular import read_regular
 from groundwork.core.values import ARROW_ROWS, insert_values
+
+if TYPE_CHECKING:   # annotations only: pyarrow is imported where a table is built
+    import pyarrow as pa
 
 REQUIRED_KEYS = ("snapshot_refs", "path", "id_field", "sha256")
 
@@ -338,34 +342,24 @@ _RECORD_COLUMNS = ("copy_id", "record_id", "ord", "hash_identity", "hash_identit
                    "hash_fairsharing_error", "record_json")
 
 
+# Arrow types of _RECORD_COLUMNS, for a copy inserted through Arrow.
+_RECORD_TYPES = ("string", "string", "int32", "string", "string", "string", "string", "string")
+
+
 def _insert_records(con, copy: SourceCopy) -> None:
     """The copy's records into source_records: with bound parameters when they are few (a
-    drop-in verify then never imports pyarrow), else as an Arrow table."""
-    if len(copy.records) > ARROW_ROWS:
-        _insert_arrow(con, "source_records", _copy_table(copy))
-        return
-    insert_values(con, "source_records", _RECORD_COLUMNS, [
+    drop-in verify then never imports pyarrow), else as an Arrow table of the same rows."""
+    rows = [
         # stored like evidence.source_id: a lone surrogate (JSON escape) becomes U+FFFD
         (copy.entry.copy_id, vstr(r.record_id), r.ord, r.hash_identity, r.hash_identity_error, r.hash_fairsharing,
-         r.hash_fairsharing_error, r.record_json) for r in copy.records.values()])
-
-
-def _copy_table(copy: SourceCopy) -> pa.Table:
+         r.hash_fairsharing_error, r.record_json) for r in copy.records.values()]
+    if len(rows) <= ARROW_ROWS:
+        insert_values(con, "source_records", _RECORD_COLUMNS, rows)
+        return
     import pyarrow as pa
 
-    recs = list(copy.records.values())
-    n = len(recs)
-    return pa.table({
-        "copy_id": pa.array([copy.entry.copy_id] * n, pa.string()),
-        # stored like evidence.source_id: a lone surrogate (JSON escape) becomes U+FFFD
-        "record_id": pa.array([vstr(r.record_id) for r in recs], pa.string()),
-        "ord": pa.array([r.ord for r in recs], pa.int32()),
-        "hash_identity": pa.array([r.hash_identity for r in recs], pa.string()),
-        "hash_identity_error": pa.array([r.hash_identity_error for r in recs], pa.string()),
-        "hash_fairsharing": pa.array([r.hash_fairsharing for r in recs], pa.string()),
-        "hash_fairsharing_error": pa.array([r.hash_fairsharing_error for r in recs], pa.string()),
-        "record_json": pa.array([r.record_json for r in recs], pa.string()),
-    })
+    _insert_arrow(con, "source_records", pa.table({name: pa.array(list(column), getattr(pa, kind)()) for name, column, kind
+                                                   in zip(_RECORD_COLUMNS, zip(*rows), _RECORD_TYPES)}))
 
 
 PINNED_FILES = ("read", "record", "trust")
