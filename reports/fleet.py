@@ -174,14 +174,12 @@ def write(out: Path, d: dict, *, page_size: int = PAGE_SIZE, con=None, manifest:
         key = manifests.digest(version, i + 1, pages, n_failing, page_size, orjson.dumps(rows).decode())
         if lists.get(name) == key and (fdir / name).exists():
             continue
-        manifest.begin_changes(out)
         html = render_html("failing.html", limit=MAX_STRING, d={"meta": d["meta"], "rows": rows}, page=i + 1, pages=pages,
                            total=n_failing, page_size=page_size, root="../")
         written.append(write_atomic(fdir / name, html))
         manifest.put("lists", name, key)
     for old in fdir.glob("page-*.html"):
         if old.name not in keep:
-            manifest.begin_changes(out)
             old.unlink()
     for name in [n for n in lists if n not in keep]:
         manifest.drop("lists", name)

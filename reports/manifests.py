@@ -6,8 +6,8 @@ Saved only when an entry changed: a nightly in which nothing changed neither ren
 anything per run, and leaves the manifest as it was.
 
 Beside it, ``OUT/.groundwork-written.json`` says which nightly (of which warehouse) the directory
-holds the outputs of: written once a report is complete, removed before a report changes the
-first file. The next nightly, whose baseline that is, then looks only at the runs that changed
+holds the outputs of: written once a report is complete, removed when the next one loads the
+manifest (the directory is being changed until it finishes). The next nightly, whose baseline that is, then looks only at the runs that changed
 since (reports/runpage.write_texts); without it, at every run.
 """
 
@@ -52,14 +52,7 @@ class Manifest(dict):
     def __init__(self, entries: dict, written: dict | None = None):
         super().__init__(entries)
         self.dirty = False
-        self.written = written   # OUT/.groundwork-written.json as loaded, while still on disk
-
-    def begin_changes(self, out: Path) -> None:
-        """Call before changing a file the manifest covers: the directory no longer holds one
-        nightly's outputs until ``finish``."""
-        if self.written is not None:
-            (out / WRITTEN).unlink(missing_ok=True)
-            self.written = None
+        self.written = written   # OUT/.groundwork-written.json as loaded (removed from disk by ``load``)
 
     def put(self, section: str, key: str, value) -> None:
         part = self.setdefault(section, {})
@@ -86,6 +79,7 @@ def load(out: Path) -> Manifest:
         m.setdefault("texts", {})
         m.setdefault("lists", {})
         written = _read(out / WRITTEN)
+        (out / WRITTEN).unlink(missing_ok=True)   # until finish(): the directory is being changed
         return Manifest(m, written if isinstance(written, dict) else None)
     (out / WRITTEN).unlink(missing_ok=True)
     fresh = Manifest({"version": VERSION, "pages": {}, "texts": {}, "lists": {}})
@@ -104,6 +98,5 @@ def finish(out: Path, manifest: Manifest, written: dict) -> None:
     """Save the manifest and record that ``out`` now holds the outputs ``written`` names (the
     nightly and its warehouse)."""
     save(out, manifest)
-    if manifest.written != written:
-        write_atomic(out / WRITTEN, orjson.dumps(written))
-        manifest.written = written
+    write_atomic(out / WRITTEN, orjson.dumps(written))
+    manifest.written = written

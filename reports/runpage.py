@@ -26,7 +26,6 @@ from groundwork.reports import data, manifests
 from groundwork.reports.output import write_atomic
 from groundwork.reports.render import render_html
 
-MANIFEST = manifests.MANIFEST
 BATCH = 5000        # runs per page-data batch
 MAX_TIMELINE_ROWS = 400
 _PAGE_TEMPLATES = ("run.html", "_layout.html", "_style.css", "_rules.html")
@@ -74,7 +73,6 @@ def write_texts(con, out: Path, manifest: manifests.Manifest, result: RunOutputs
             d = runs_dir / sl
             if not want:   # scoped only: a run that has left the set
                 if sl in texts:
-                    manifest.begin_changes(out)
                     for name in ("grounding.txt", "sources.txt"):
                         (d / name).unlink(missing_ok=True)
                     manifest.drop("texts", sl)
@@ -85,7 +83,6 @@ def write_texts(con, out: Path, manifest: manifests.Manifest, result: RunOutputs
             if texts.get(sl) == key and (g is None or (d / "grounding.txt").exists()):
                 result.texts_kept += 1
                 continue
-            manifest.begin_changes(out)
             d.mkdir(parents=True, exist_ok=True)
             for name, text in (("grounding.txt", g), ("sources.txt", s)):
                 f = d / name
@@ -100,7 +97,6 @@ def write_texts(con, out: Path, manifest: manifests.Manifest, result: RunOutputs
         result.texts_kept = len(texts) - result.texts_written   # the others, as the baseline wrote them
         return
     for sl in [x for x in texts if x not in wanted]:
-        manifest.begin_changes(out)
         for name in ("grounding.txt", "sources.txt"):
             (runs_dir / sl / name).unlink(missing_ok=True)
         manifest.drop("texts", sl)
@@ -129,12 +125,9 @@ def write_pages(con, out: Path, p: data.Passes, meta: dict, manifest: manifests.
             todo.append(inv)
     for sl in list(pages):
         if sl not in current:
-            manifest.begin_changes(out)
             (runs_dir / sl / "index.html").unlink(missing_ok=True)
             manifest.drop("pages", sl)
             result.pages_removed += 1
-    if todo:
-        manifest.begin_changes(out)
     for i in range(0, len(todo), BATCH):
         batch = todo[i:i + BATCH]
         for inv, page in collect(con, p, batch).items():
