@@ -74,10 +74,11 @@ def build_app():
 
     import typer
 
-    from groundwork.commands import (drift, example, export, ingest, lint, nightly, options, query, serve, spark, sql,
-                                     synth, verify, watch)
+    from groundwork.commands import (coercion, drift, example, export, ingest, lint, nightly, options, query, serve,
+                                     spark, sql, synth, verify, watch)
 
     _plain_help()
+    coercion.install()
     app = typer.Typer(
         name="groundwork",
         help="Audit a workbench run archive: ingest it into DuckDB, lint and verify it with SQL rules, report.",
