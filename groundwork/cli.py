@@ -5,11 +5,12 @@ Exit codes: 0 clean, 1 violations, 2 the job could not be done. No traceback rea
 
 The drop-in forms `groundwork lint SPANS ENVELOPE` and `groundwork verify ENVELOPE [--sources
 FILE]` are recognised before the typer app is built (``drop_in``): a drop-in is started once per
-run, and building the app (typer, click, and the pydantic that typer's argument adapters import)
-costs more than the lint itself. They run the same functions as the typer commands; any other
-argument list (--help, an option, a usage error) goes to typer. ``app`` (the typer app) is built
-on first use. ``script`` is the process entry (the `groundwork` script, `python -m
-groundwork.cli`): it keeps pandas out of every command but `spark` (groundwork.core.nopandas).
+run, and building the app (typer and its click) costs more than the lint itself. They run the
+same functions as the typer commands; any other argument list (--help, an option, a usage error)
+goes to typer. ``app`` (the typer app) is built on first use; its option values are coerced
+without pydantic when plainly valid (groundwork.commands.coercion). ``script`` is the process
+entry (the `groundwork` script, `python -m groundwork.cli`): it keeps pandas out of every
+command but `spark` (groundwork.core.nopandas).
 """
 
 from __future__ import annotations
@@ -74,10 +75,11 @@ def build_app():
 
     import typer
 
-    from groundwork.commands import (drift, example, export, ingest, lint, nightly, options, query, serve, spark, sql,
-                                     synth, verify, watch)
+    from groundwork.commands import (coercion, drift, example, export, ingest, lint, nightly, options, query, serve,
+                                     spark, sql, synth, verify, watch)
 
     _plain_help()
+    coercion.install()
     app = typer.Typer(
         name="groundwork",
         help="Audit a workbench run archive: ingest it into DuckDB, lint and verify it with SQL rules, report.",

@@ -34,14 +34,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from multiprocessing import get_context
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from groundwork import __version__ as tool_version
 from groundwork.core.jsontext import MAX_LINE
 from groundwork.core.regular import NotRegularFile, open_regular, open_regular_file
+from groundwork.core.values import ARROW_ROWS, insert_values
 from groundwork.core.warehouse import ROW_GROUP_SIZE, cursor, memory_at_most, size_bytes
 
 from groundwork.ingest import issues as K
@@ -54,12 +54,15 @@ from groundwork.ingest.parse import (ENVELOPE, FILE_FIELDS, GROUNDING, ISSUE_FIE
 from groundwork.ingest.scan import (INDEX_FILE, SCHEMAS_DIR, classify_root, display_name, inside,
                                     split_lines)
 from groundwork.ingest.runs_folder import check_runs_dir
-from groundwork.ingest.tables import RUN_TABLES, column_list, to_arrow
+from groundwork.ingest.tables import RUN_TABLES, check_fields, column_list, to_arrow
 from groundwork.ingest.shm import Slots
 from groundwork.ingest.single import run_rows
 from groundwork.ingest.work import (INDEX_FIELDS, ChunkResult, _crash_point, _from_ipc, _worker_init,
                                     process_index_lines, run_task)
 from groundwork.ingest.work import process_chunk  # noqa: F401 - replaced by benchmarks/pipeline_floor.py
+
+if TYPE_CHECKING:   # annotations only: pyarrow is imported where rows are written (not by an ingest with nothing new)
+    import pyarrow as pa
 
 CHUNK = 256           # runs per worker task, at most (see _chunk_size)
 LOOKUP = 1024         # runs fetched at a time from the stream of (run folder, stored fingerprints)
@@ -332,7 +335,7 @@ class _Writer:
                 # The batch's shared memory is given back once its rows are inserted (_insert
                 # lets DuckDB keep no reference to it). (Should anything still refer to a slot,
                 # say the traceback of an error, it is not reused before that reference is gone.)
-                if not isinstance(batch, pa.Table):
+                if isinstance(batch, _Batch):  # not the index's rows (an Arrow table)
                     for r in batch.pending:
                         if self.slots is not None:
                             self.slots.release(r)
@@ -348,6 +351,8 @@ class _Writer:
             self.slots.disable()  # a submit waiting for a slot goes on through the pipe
 
     def _write(self, batch) -> None:
+        import pyarrow as pa
+
         con = self.con
         if not self.open:
             con.execute("BEGIN")
@@ -391,6 +396,8 @@ class _Writer:
     def _redo(self, failed: _Batch | None) -> None:
         """The open transaction was rolled back: write what it held again, each batch in its own
         transaction (write_batch), then ``failed`` (the batch whose rows were refused)."""
+        import pyarrow as pa
+
         held, self.held = self.held, []
         for item in held:
             if isinstance(item, pa.Table):
@@ -446,6 +453,8 @@ def _write_whole(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
 
 def _write_rows(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
     """The rows of ``batch`` into the open transaction; returns the number of issue rows."""
+    import pyarrow as pa
+
     pending = batch.pending
     issues_new = 0
     if batch.replace:
@@ -463,6 +472,8 @@ def _write_rows(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
 
 
 def _delete_runs(con, names: list[str]) -> None:
+    import pyarrow as pa
+
     _with_table(con, "_gw_replace", pa.table({"id": pa.array(names, pa.string())}), lambda: [
         con.execute(f"DELETE FROM {t} WHERE invocation_id IN (SELECT id FROM _gw_replace)")
         for t in RUN_TABLES])
@@ -470,6 +481,8 @@ def _delete_runs(con, names: list[str]) -> None:
 
 def _write_bookkeeping(con, batch: _Batch) -> None:
     """The batch's touched runs (new stat, same content) and the names seen."""
+    import pyarrow as pa
+
     pending = batch.pending
     if batch.touched:
         tt = pa.table({"id": pa.array([n for n, _ in batch.touched], pa.string()),
@@ -489,6 +502,8 @@ def _write_bookkeeping(con, batch: _Batch) -> None:
 def _write_isolating(con, batch: _Batch) -> int:
     """write_batch's fallback: the loaded runs' rows in halves, one transaction each, down to
     single runs; a run whose rows still fail becomes a stand-in (``_write_stand_in``)."""
+    import pyarrow as pa
+
     tables = {}
     for t in RUN_TABLES:
         parts = [_from_ipc(r.tables[t]) for r in batch.pending if t in r.tables]
@@ -522,6 +537,9 @@ def _write_isolating(con, batch: _Batch) -> int:
 
 
 def _rows_of(tbl: pa.Table, names: list[str]) -> pa.Table:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     return tbl.filter(pc.is_in(tbl["invocation_id"], value_set=pa.array(names, pa.string())))
 
 
@@ -553,6 +571,9 @@ _VALUE_FILES = {("spans", None): SPANS_FILE, ("runs", "request_json"): REQUEST,
 
 def _largest_value(rows: dict[str, pa.Table]) -> tuple[str, str, int]:
     """(file, ``table.column[ line n]``, bytes) of the longest text value among a run's rows."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     best = ("envelope.json", "no value", 0)
     for t, tbl in rows.items():
         if t in ("run_files", "ingest_issues"):
@@ -736,9 +757,9 @@ class _Loader:
             if schema_state is not None:
                 rows, files = schema_state
                 con.execute("DELETE FROM class_schemas")
-                _insert(con, "class_schemas", to_arrow("class_schemas", rows, SCHEMA_FIELDS))
+                _insert_rows(con, "class_schemas", rows, SCHEMA_FIELDS)
                 con.execute("DELETE FROM archive_files WHERE path LIKE 'schemas/%'")
-                _insert(con, "archive_files", to_arrow("archive_files", files, ARCHIVE_FILE_FIELDS))
+                _insert_rows(con, "archive_files", files, ARCHIVE_FILE_FIELDS)
             result.runs_missing = con.execute("SELECT count(*) FROM runs WHERE missing").fetchall()[0][0]
             result.issues_by_kind = current_issue_counts(con)
             result.elapsed = time.monotonic() - self.t0
@@ -754,7 +775,6 @@ class _Loader:
         """Issues of the archive root, of rejected folders and duplicate ids: replace by diff, so
         an unchanged archive changes no row."""
         con = self.con
-        new = to_arrow("ingest_issues", rows, ISSUE_FIELDS)
         key = "coalesce(i.invocation_id, '\x00') = coalesce(n.invocation_id, '\x00') AND i.path = n.path " \
               "AND i.line IS NOT DISTINCT FROM n.line AND i.kind = n.kind AND i.message = n.message"
         derived = f"(i.invocation_id IS NULL OR i.effect = '{K.REJECTED}' OR i.kind = '{K.DUPLICATE_ID}')"
@@ -768,7 +788,16 @@ class _Loader:
                         f"SELECT {column_list('ingest_issues')} FROM _gw_new n WHERE NOT EXISTS "
                         f"(SELECT 1 FROM ingest_issues i WHERE {key})")
             result.issues_new += added
-        _with_table(con, "_gw_new", new, apply)
+        if len(rows) > ARROW_ROWS:
+            _with_table(con, "_gw_new", to_arrow("ingest_issues", rows, ISSUE_FIELDS), apply)
+            return
+        # Usually a few rows: bound as parameters (an ingest that finds nothing new needs no pyarrow).
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _gw_new AS SELECT {column_list('ingest_issues')} FROM ingest_issues LIMIT 0")
+        try:
+            insert_values(con, "_gw_new", ISSUE_FIELDS, rows)
+            apply()
+        finally:
+            con.execute("DROP TABLE IF EXISTS _gw_new")
 
 
 def _with_table(con, name: str, tbl: pa.Table, fn):
@@ -792,11 +821,23 @@ def _insert(con, table: str, tbl: pa.Table, columns: str | None = None) -> None:
     """``tbl``'s rows into ``table``. Scanned through a record batch reader: DuckDB holds a
     registered table (and so the memory under it, a shared-memory slot) until the transaction
     ends, a reader's batches only while it inserts them."""
+    import pyarrow as pa
+
     if tbl.num_rows == 0:
         return
     cols = columns or column_list(table)
     rows = pa.RecordBatchReader.from_batches(tbl.schema, tbl.to_batches())
     _with_table(con, "_gw_rows", rows, lambda: con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _gw_rows"))
+
+
+def _insert_rows(con, table: str, rows: list[tuple], fields: tuple[str, ...]) -> None:
+    """``rows`` (tuples of ``fields``) into ``table``: a few (``ARROW_ROWS``) bound as
+    parameters, so that an ingest that finds nothing new needs no pyarrow; more as Arrow."""
+    if len(rows) > ARROW_ROWS:
+        _insert(con, table, to_arrow(table, rows, fields))
+    elif rows:
+        check_fields(table, fields)
+        insert_values(con, table, fields, rows)
 
 
 @contextmanager
@@ -1053,6 +1094,8 @@ def _list_root(loader: _Loader, listing, result: IngestResult) -> tuple[int, boo
     into the stream the tasks are cut from (one look-up query per chunk, as before, scanned
     ``runs`` each time: 100 scans of 100,000 rows for a re-ingest of 100,000 unchanged runs).
     Other entries are recorded as issues. Returns (folders, index present, schemas present)."""
+    import pyarrow as pa
+
     listing.execute("CREATE OR REPLACE TEMP TABLE _gw_dir (seq BIGINT, name VARCHAR, link BOOLEAN)")
     total = 0
     index_present = schemas_present = False
@@ -1152,6 +1195,8 @@ def _quick_plan(loader: _Loader, listing, result: IngestResult):
     listing.execute("CREATE OR REPLACE TEMP TABLE _gw_named (invocation_id VARCHAR)")
     named = index.appended_ids() if index is not None else []
     if named:
+        import pyarrow as pa
+
         _with_table(listing, "_gw_named_batch", pa.table({"invocation_id": pa.array(named, pa.string())}),
                     lambda: listing.execute("INSERT INTO _gw_named SELECT invocation_id FROM _gw_named_batch"))
     recheck = f"{_RECHECK_SQL} UNION SELECT invocation_id FROM _gw_named"
@@ -1170,20 +1215,25 @@ def _quick_plan(loader: _Loader, listing, result: IngestResult):
         listing.execute(f"CREATE OR REPLACE TEMP TABLE _gw_dir AS SELECT row_number() OVER (ORDER BY invocation_id) AS seq, "
                         f"invocation_id AS name, true AS link FROM ({recheck}) "
                         f"WHERE invocation_id IN (SELECT invocation_id FROM runs WHERE NOT missing)", params)
-        gone = pa.table({"invocation_id": pa.array([], pa.string())})
+        gone = None
         _keep_root_issues(loader, result)
     # the runs whose missing flag this ingest decides: those looked at and those gone (finish)
-    looked = pa.concat_tables([listing.sql("SELECT name AS invocation_id FROM _gw_dir").to_arrow_table(), gone])
+    total = listing.execute("SELECT count(*) FROM _gw_dir").fetchall()[0][0]
+    n_gone = gone.num_rows if gone is not None else 0
     con.execute("CREATE OR REPLACE TEMP TABLE _gw_looked (invocation_id VARCHAR)")
-    _with_table(con, "_gw_looked_batch", looked, lambda: con.execute("INSERT INTO _gw_looked SELECT invocation_id FROM _gw_looked_batch"))
-    loader.quick, loader.missing_sql = True, _QUICK_MISSING_SQL if looked.num_rows else None
+    if total or n_gone:   # (else no Arrow table: an ingest that finds nothing new needs no pyarrow)
+        import pyarrow as pa
+
+        looked = pa.concat_tables([listing.sql("SELECT name AS invocation_id FROM _gw_dir").to_arrow_table()]
+                                  + ([gone] if gone is not None else []))
+        _with_table(con, "_gw_looked_batch", looked, lambda: con.execute("INSERT INTO _gw_looked SELECT invocation_id FROM _gw_looked_batch"))
+    loader.quick, loader.missing_sql = True, _QUICK_MISSING_SQL if total or n_gone else None
     kept = listing.execute("SELECT (SELECT count(*) FROM runs WHERE NOT missing) - "
                            "(SELECT count(*) FROM _gw_dir d JOIN runs r ON r.invocation_id = d.name WHERE NOT r.missing)"
-                           ).fetchall()[0][0] - gone.num_rows
+                           ).fetchall()[0][0] - n_gone
     result.folders_seen += kept
     result.runs_unchanged += kept
     listing.execute("DROP TABLE _gw_named")
-    total = listing.execute("SELECT count(*) FROM _gw_dir").fetchall()[0][0]
     return total, schemas_present, dir_mtime, index
 
 
@@ -1445,6 +1495,8 @@ def load_single(con: duckdb.DuckDBPyConnection, spans_path, envelope_path, reque
     drop-in lint of files that are not in an archive (like ``workbench lint SPANS ENVELOPE``).
     Any earlier rows under the run's key are replaced. Returns the key (runs.invocation_id).
     """
+    import pyarrow as pa
+
     key, rows = run_rows(spans_path, envelope_path, request_path)
     with _transaction(con):
         _with_table(con, "_gw_replace", pa.table({"id": pa.array([key], pa.string())}), lambda: [

@@ -36,8 +36,6 @@ import mmap
 import os
 import threading
 
-import pyarrow as pa
-
 ENV = "GROUNDWORK_IPC"  # "pipe" forces the executor's pipe; anything else: shared memory where possible
 ALIGN = 64              # each IPC stream starts at a multiple of this in its slot
 KEEP = 16 << 20         # a slot given back larger than this is cut back to nothing
@@ -195,6 +193,8 @@ class Slots:
     def receive(self, index: int, res):
         """A task's result: when its tables came in slot ``index``, make them Arrow buffers over
         the mapping (the slot stays taken until ``release``); otherwise give the slot back now."""
+        import pyarrow as pa
+
         where = getattr(res, "slot_tables", None)
         if not where:
             if getattr(res, "slot_error", None):

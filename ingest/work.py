@@ -13,8 +13,7 @@ import select
 import signal
 import threading
 from dataclasses import dataclass, field
-
-import pyarrow as pa
+from typing import TYPE_CHECKING
 
 from groundwork.core.canonical import CanonicalisationError, content_hash
 
@@ -24,6 +23,9 @@ from groundwork.core.jsontext import decode_utf8, iso_to_us_opt, needs_exact_byt
 from groundwork.ingest.parse import PARSER_VERSION, failed_run, file_rows, issue_row, parse_run
 from groundwork.ingest.scan import INDEX_FILE, list_and_read, list_run, read_files
 from groundwork.ingest.tables import RUN_TABLES, RowSet
+
+if TYPE_CHECKING:   # annotations only: pyarrow is imported where tables are built or read
+    import pyarrow as pa
 
 
 @dataclass
@@ -134,6 +136,8 @@ def process_chunk(root: str, root_real: str, ingest_id: int, items: list, rehash
 
 
 def _to_ipc(tbl: pa.Table) -> pa.Buffer:
+    import pyarrow as pa
+
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, tbl.schema) as writer:
         writer.write_table(tbl)
@@ -141,6 +145,8 @@ def _to_ipc(tbl: pa.Table) -> pa.Buffer:
 
 
 def _from_ipc(data) -> pa.Table:
+    import pyarrow as pa
+
     return pa.ipc.open_stream(data).read_all()
 
 
@@ -192,6 +198,8 @@ def _worker_init(parent: int) -> None:
     They exit when the main process does, even by ``kill -9`` (else they would wait for tasks
     forever, holding their memory and the shared-memory slots they have open). ``parent`` is
     the pid of the main process."""
+    import pyarrow as pa
+
     _exit_with_parent(parent)
     gc.disable()
     pa.set_memory_pool(pa.system_memory_pool())

@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import collections
 import operator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from groundwork import __version__
 from groundwork.checks import current, derived, rules as rules_mod, store
@@ -44,6 +43,9 @@ from groundwork.checks.messages import GROUNDING, TEXT_SOURCES, Grounding, groun
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import ROW_GROUP_SIZE, schema_files, transaction
 
+if TYPE_CHECKING:   # annotations only: pyarrow is imported where a pass builds or reads a batch
+    import pyarrow as pa
+
 @dataclass
 class LintResult:
     """Everything one lint pass found.
@@ -53,7 +55,7 @@ class LintResult:
     open until then; counts and the exit code never need them.
     """
 
-    batch: "FreshBatch"
+    batch: "FreshBatch | None"   # None: the pass judged no run itself (a kept pass)
     rules: tuple[rules_mod.Rule, ...]
     ruleset_hash: str
     counts: dict[str, int]
@@ -71,7 +73,7 @@ class LintResult:
     def fresh(self) -> list[RunVerdict]:
         """The verdicts this pass computed itself (built from ``batch`` on first use)."""
         if self._fresh is None:
-            self._fresh = self.batch.verdicts()
+            self._fresh = self.batch.verdicts() if self.batch is not None else []
         return self._fresh
 
     @property
@@ -95,7 +97,7 @@ class LintResult:
         without building the others (a text report of 100,000 runs prints a few percent)."""
         if self._verdicts is not None:
             return [v for v in self._verdicts if not v.passed]
-        out = self.batch.verdicts(not_passed=True)
+        out = self.batch.verdicts(not_passed=True) if self.batch is not None else []
         if self.reused:
             out += self._load_reused(not_passed=True)
             out.sort(key=_by_run)
@@ -112,14 +114,7 @@ class LintResult:
                 f"{c[FAILED]} failed, {c[UNLINTABLE]} unlintable; {self.findings_count} groundwork findings")
 
 
-_STRING = pa.string()
 _by_run = operator.attrgetter("invocation_id")
-
-
-def _empty_violations() -> pa.Table:
-    return pa.table({"invocation_id": pa.array([], _STRING), "seq": pa.array([], pa.int32()),
-                     "code": pa.array([], _STRING), "message": pa.array([], _STRING),
-                     "finding": pa.array([], pa.bool_())})
 
 
 @dataclass
@@ -129,26 +124,48 @@ class FreshBatch:
     text (``summary``: dictionary-encoded, each distinct text once; null when unlintable), and
     ``violations`` (invocation_id, seq, code, message, finding), in report order within each
     run: the workbench's violations, then groundwork's findings. RunVerdict objects are built
-    only when asked for."""
+    only when asked for. The columns not given are empty."""
 
     base: pa.Table | None = None
-    status: pa.Array = field(default_factory=lambda: pa.array([], _STRING))
-    retrieval_count: pa.Array = field(default_factory=lambda: pa.array([], pa.int32()))
-    chat_count: pa.Array = field(default_factory=lambda: pa.array([], pa.int32()))
-    summary: pa.Array = field(default_factory=lambda: pa.DictionaryArray.from_arrays(
-        pa.array([], pa.int32()), pa.array([], _STRING)))
-    violations: pa.Table = field(default_factory=_empty_violations)
+    status: pa.Array | None = None
+    retrieval_count: pa.Array | None = None
+    chat_count: pa.Array | None = None
+    summary: pa.Array | None = None
+    violations: pa.Table | None = None
+
+    def __post_init__(self) -> None:
+        import pyarrow as pa
+
+        string, int32 = pa.string(), pa.int32()
+        if self.status is None:
+            self.status = pa.array([], string)
+        if self.retrieval_count is None:
+            self.retrieval_count = pa.array([], int32)
+        if self.chat_count is None:
+            self.chat_count = pa.array([], int32)
+        if self.summary is None:
+            self.summary = pa.DictionaryArray.from_arrays(pa.array([], int32), pa.array([], string))
+        if self.violations is None:
+            self.violations = pa.table({"invocation_id": pa.array([], string), "seq": pa.array([], int32),
+                                        "code": pa.array([], string), "message": pa.array([], string),
+                                        "finding": pa.array([], pa.bool_())})
 
     def counts(self) -> collections.Counter:
         """Runs per status."""
+        import pyarrow.compute as pc
+
         return collections.Counter(dict(zip(*(c.to_pylist() for c in pc.value_counts(self.status).flatten()))))
 
     def findings_count(self) -> int:
+        import pyarrow.compute as pc
+
         return pc.sum(self.violations.column("finding")).as_py() or 0
 
     def verdict_table(self) -> pa.Table:
         """One row per run, the columns of lint_verdicts a pass writes."""
-        empty = pa.array([], _STRING)
+        import pyarrow as pa
+
+        empty = pa.array([], pa.string())
         base = self.base
         return pa.table({
             "invocation_id": base.column("invocation_id") if base is not None else empty,
@@ -165,6 +182,8 @@ class FreshBatch:
     def verdicts(self, not_passed: bool = False) -> list[RunVerdict]:
         """RunVerdict objects in invocation_id order (only for runs that did not pass, with
         ``not_passed``: the others are never converted)."""
+        import pyarrow.compute as pc
+
         runs, v = self.verdict_table(), self.violations
         if not_passed:
             runs = runs.filter(pc.not_equal(runs.column("status"), PASSED))
@@ -189,6 +208,8 @@ class FreshBatch:
 
 
 def _scope(con, runs: list[str] | None) -> list[str] | None:
+    import pyarrow as pa
+
     if runs is None:
         return None
     wanted = list(dict.fromkeys(runs))
@@ -278,6 +299,9 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
         kept = current.current_pass(con, "lint", ruleset, __version__)
         if kept is not None:
             return _kept_pass(con, kept, chosen, ruleset, started)
+    import pyarrow as pa   # here: a kept pass needs none
+    import pyarrow.compute as pc
+
     read_after = current.latest_ingest(con) if record else None  # the runs are read as this ingest left them
     wanted = _scope(con, runs)
     registered: list[str] = []
@@ -351,7 +375,7 @@ def _kept_pass(con, lint_id: int, chosen, ruleset: str, started: datetime) -> Li
                          params={"id": lint_id}).to_arrow_table()
         return _load_verdicts(con, reused, lint_id, not_passed)
 
-    return LintResult(batch=FreshBatch(), rules=chosen, ruleset_hash=ruleset,
+    return LintResult(batch=None, rules=chosen, ruleset_hash=ruleset,
                       counts={PASSED: counts[PASSED], FAILED: counts[FAILED], UNLINTABLE: counts[UNLINTABLE]},
                       findings_count=findings, reused=sum(counts.values()), lint_id=lint_id, kept=True,
                       started_at=started, finished_at=datetime.now(timezone.utc), _load_reused=load)
@@ -395,6 +419,9 @@ def _keep_scope(con, workspace: derived.Workspace, stale: pa.Table, read_after: 
     """Bring lint_store up to date from the relations ``workspace`` derived for the pass's runs,
     when they include every run whose stored rows are stale (``stale``, present ones; the removed
     ones leave): each changed run is then derived once a night, not again by keep_derived."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     scope = con.sql(f"SELECT invocation_id FROM {workspace.schema}.lint_scope").to_arrow_table().column(0)
     stale_present = pc.filter(stale.column("invocation_id"), stale.column("present"))
     if not pc.all(pc.is_in(stale_present, value_set=scope)).as_py():
@@ -413,6 +440,9 @@ def _evaluate(workspace: derived.Workspace, chosen, scope_query: str | None,
     row rendered (invocation_id, code, message, finding). With ``kept_runs`` (a pass reading
     lint_store as it is): None when the store does not hold exactly the ``kept_runs`` runs of
     the warehouse as they are now."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     # Every query is queued at once; the workers run them as their inputs are ready while
     # this thread renders the results in report order.
     where = "WHERE r.invocation_id IN (SELECT invocation_id FROM lint_scope)" if scope_query is not None else ""
@@ -437,24 +467,30 @@ def _evaluate(workspace: derived.Workspace, chosen, scope_query: str | None,
         columns, rows = future.result()
         if not rows:
             continue
-        found["message"].append(pa.array(render_rows(rule.template, columns, rows), _STRING))
-        found["invocation_id"].append(pa.array([row[0] for row in rows], _STRING))
-        found["code"].append(pa.repeat(pa.scalar(rule.code, _STRING), len(rows)))
+        found["message"].append(pa.array(render_rows(rule.template, columns, rows), pa.string()))
+        found["invocation_id"].append(pa.array([row[0] for row in rows], pa.string()))
+        found["code"].append(pa.repeat(pa.scalar(rule.code, pa.string()), len(rows)))
         found["finding"].append(pa.repeat(pa.scalar(rule.kind != "rule", pa.bool_()), len(rows)))
     if not check:
         base = base_future.result()
-    types = {"invocation_id": _STRING, "code": _STRING, "message": _STRING, "finding": pa.bool_()}
+    types = {"invocation_id": pa.string(), "code": pa.string(), "message": pa.string(), "finding": pa.bool_()}
     return base, pa.table({name: pa.chunked_array(chunks, types[name]) for name, chunks in found.items()})
 
 
 def _positions(n: int) -> pa.Array:
     """0, 1, ..., n - 1 (int64)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     return pc.subtract(pc.cumulative_sum(pa.repeat(pa.scalar(1, pa.int64()), n)), 1)
 
 
 def _group_starts(ids: pa.Array) -> tuple[pa.Array, pa.Array]:
     """For ids sorted so that equal ones are adjacent: the positions where a group starts, and
     for every row the position of its group's start."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     n = len(ids)
     if n == 0:
         empty = pa.array([], pa.int64())
@@ -470,6 +506,9 @@ def _combine(columns: list[pa.Array]) -> pa.Array:
     """One int64 per row, equal for two rows exactly when all of ``columns`` (integer arrays
     with values >= -1 or null) are equal in both: columns are folded in one at a time, each
     partial key replaced by its dense index so that the next product stays small."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     key = None
     for column in columns:
         code = pc.add(pc.fill_null(column.cast(pa.int64()), -2), 2)  # null -> 0, -1 -> 1, v -> v + 2
@@ -485,6 +524,9 @@ def _assemble(batch: FreshBatch, base: pa.Table, found: pa.Table) -> None:
     """Give every run of ``base`` its status, counts, grounding.txt text and report, from the
     rule rows ``found`` (invocation_id, code, message, finding; in report order per run), with
     Arrow compute (no Python work per run: 100,000 runs)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     batch.base = base
     ids = base.column("invocation_id").combine_chunks()
     lintable = pc.fill_null(base.column("lintable").combine_chunks(), False)
@@ -511,7 +553,7 @@ def _assemble(batch: FreshBatch, base: pa.Table, found: pa.Table) -> None:
     # combination is rendered once. Its key (an integer, see _combine): the counts, the mode
     # and, for a failing run, its message sequence (as dictionary indices).
     message_ids = pa.ListArray.from_arrays(offsets, pc.dictionary_encode(reported.column("message").combine_chunks())
-                                           .indices.cast(_STRING))
+                                           .indices.cast(pa.string()))
     failing_pos = pc.index_in(ids, value_set=failing_ids)
     failing = pc.and_(pc.is_valid(failing_pos), lintable)
     zero = pa.scalar(0, pa.int32())
@@ -532,7 +574,7 @@ def _assemble(batch: FreshBatch, base: pa.Table, found: pa.Table) -> None:
                    pc.take(messages, pc.take(failing_pos, first)).to_pylist())
     texts = [text[:-1] for text in grounding_texts([
         Grounding(not fails, m, r, c, list(msgs) if fails else []) for fails, m, r, c, msgs in examples])]
-    batch.summary = pa.DictionaryArray.from_arrays(encoded.indices.cast(pa.int32()), pa.array(texts, _STRING))
+    batch.summary = pa.DictionaryArray.from_arrays(encoded.indices.cast(pa.int32()), pa.array(texts, pa.string()))
 
 
 def assemble(base: pa.Table, found: pa.Table) -> FreshBatch:
@@ -593,6 +635,8 @@ def _naive(moment: datetime) -> datetime:
 
 
 def _in_row_groups(table: pa.Table) -> pa.Table:
+    import pyarrow as pa
+
     return pa.Table.from_batches(table.to_batches(max_chunksize=ROW_GROUP_SIZE), schema=table.schema)
 
 

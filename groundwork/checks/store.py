@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import hashlib
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
 
 from groundwork.checks import current, derived
 from groundwork.checks.derived import MATERIALISE, NAMES, WORKERS, derive, materialised, open_workspace
 from groundwork.core.warehouse import memory_at_most, quote_identifier as _quote, transaction
+
+if TYPE_CHECKING:   # annotations only: the tables come from DuckDB (to_arrow_table)
+    import pyarrow as pa
 
 # A warehouse file keeps the derived relations between lints in its schema lint_store (tables of
 # the same names as the views, plus the view lint_grounded reading one), so that
