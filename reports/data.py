@@ -418,9 +418,11 @@ def drift(con, p: Passes, top: int) -> dict:
     docs/rules.md#older-rule-sets).
     """
     g_counts = _one(con, "grounding_drift_same")
-    for r in rows(con, "grounding_drift_classes", lint=p.lint_id):
+    execute(con, "grounding_drift", lint=p.lint_id, prefix="CREATE OR REPLACE TEMP TABLE report_grounding_drift AS\n")
+    for r in rows(con, "grounding_drift_classes"):
         g_counts[r["drift"] or "other"] = g_counts.get(r["drift"] or "other", 0) + r["n"]
-    g_examples = rows(con, "grounding_drift_examples", lint=p.lint_id, top=top)
+    g_examples = rows(con, "grounding_drift_examples", top=top)
+    con.execute("DROP TABLE report_grounding_drift")
     out = {"grounding": {"classes": [(c, int(g_counts.get(c) or 0), text) for c, text in GROUNDING_DRIFT],
                          "examples": g_examples}}
     if p.verify_id is None:
