@@ -138,13 +138,37 @@ def build_state(con, p: Passes) -> None:
     nightlies an older groundwork did not record (count_earlier)."""
     build_violations(con, p.nightly_id)
     # The baseline as nightly_changes has it (the view nightly_passes), whatever ``p`` says.
-    baseline = _one(con, "nightly_passes", nightly=p.nightly_id).get("baseline_nightly_id")
+    passes = _one(con, "nightly_passes", nightly=p.nightly_id)
+    baseline = passes.get("baseline_nightly_id")
     if p.nightly_id is not None:
         count_earlier(con, p.nightly_id, baseline)
-    execute(con, "report_state", nightly=p.nightly_id, baseline=baseline, lint=p.lint_id, verify=p.verify_id,
-            prefix="CREATE OR REPLACE TEMP TABLE report_state AS\n")  # the table every report query reads
+    # The shortcut's passes are the view's: those of ``p`` when it is the nightly's (nightly_passes).
+    sql = state_sql(passes, shortcut=(p.lint_id, p.verify_id) == (passes.get("lint_id"), passes.get("verify_id")))
+    con.execute("CREATE OR REPLACE TEMP TABLE report_state AS\n" + sql,  # the table every report query reads
+                {n: v for n, v in {"nightly": p.nightly_id, "baseline": baseline, "lint": p.lint_id,
+                                   "verify": p.verify_id}.items() if n in named_params(sql)})
     if p.nightly_id is not None:
         keep_counts(con, p.nightly_id, baseline)
+
+
+def same_passes(passes: dict) -> bool:
+    """Whether a nightly (its row of the view nightly_passes) compares its passes with themselves:
+    it has a baseline, whose lint pass it names, and the baseline's verify pass or none (a nightly
+    with nothing changed names the passes that still hold: groundwork.checks.current)."""
+    return (passes.get("baseline_nightly_id") is not None and passes.get("lint_id") is not None
+            and passes.get("lint_id") == passes.get("baseline_lint_id")
+            and (passes.get("verify_id") is None or passes.get("verify_id") == passes.get("baseline_verify_id")))
+
+
+def state_sql(passes: dict, *, shortcut: bool = True) -> str:
+    """The query of report_state for a nightly (its row of the view nightly_passes): report_state.sql
+    over ``report_changes``, the nightly's rows of the view nightly_changes (changes_all) or, when
+    its passes are its baseline's (``same_passes``; unless ``shortcut`` is False), their equal from
+    changes_same_passes, which does not join each pass with itself (every failing run is still
+    failing)."""
+    changes = "changes_same_passes" if shortcut and same_passes(passes) else "changes_all"
+    return (f"WITH report_changes AS (\n{query(changes)[0]}\n)\n"
+            f"SELECT * FROM (\n{query('report_state')[0]}\n)")
 
 
 def count_earlier(con, nightly_id: int, baseline: int | None) -> None:
@@ -394,9 +418,11 @@ def drift(con, p: Passes, top: int) -> dict:
     docs/rules.md#older-rule-sets).
     """
     g_counts = _one(con, "grounding_drift_same")
-    for r in rows(con, "grounding_drift_classes", lint=p.lint_id):
+    execute(con, "grounding_drift", lint=p.lint_id, prefix="CREATE OR REPLACE TEMP TABLE report_grounding_drift AS\n")
+    for r in rows(con, "grounding_drift_classes"):
         g_counts[r["drift"] or "other"] = g_counts.get(r["drift"] or "other", 0) + r["n"]
-    g_examples = rows(con, "grounding_drift_examples", lint=p.lint_id, top=top)
+    g_examples = rows(con, "grounding_drift_examples", top=top)
+    con.execute("DROP TABLE report_grounding_drift")
     out = {"grounding": {"classes": [(c, int(g_counts.get(c) or 0), text) for c, text in GROUNDING_DRIFT],
                          "examples": g_examples}}
     if p.verify_id is None:

@@ -1,5 +1,6 @@
 -- report_state: one row per run a nightly judged or whose baseline found it failing, with its
--- verdicts and change class (the view nightly_changes, docs/schema.md), its agent, mode and
+-- verdicts and change class (the view nightly_changes, docs/schema.md, read as the CTE
+-- report_changes: reports/data.py state_sql), its agent, mode and
 -- completion, the distinct violation codes and number of violations of the nightly's passes, and
 -- for a failing run the first nightly of its failing streak and the UTC day that nightly started (the
 -- baseline's nightly_failing row when the run failed there too, else this nightly: the table
@@ -24,7 +25,7 @@ SELECT c.invocation_id,
        COALESCE(k.codes, '') AS codes,
        COALESCE(k.violations, 0) AS violations,
        CASE WHEN c.failing THEN COALESCE(b.since_nightly_id, $nightly) END AS since_nightly_id
-FROM nightly_changes c
+FROM report_changes c
 LEFT JOIN runs r ON r.invocation_id = c.invocation_id
 LEFT JOIN codes k ON k.invocation_id = c.invocation_id
 LEFT JOIN (SELECT invocation_id, since_nightly_id FROM nightly_failing WHERE nightly_id = $baseline) b

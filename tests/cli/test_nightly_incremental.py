@@ -5,7 +5,8 @@ deletions and rule changes (issue 16 point 1).
 Two warehouses follow the same archive through a seeded random sequence of changes:
 
 - ``incremental``: the nightly as it runs in production (one report directory, kept between
-  nights; verdicts of unchanged runs reused; lint_store kept by keep_derived);
+  nights; verdicts of unchanged runs reused; lint_store kept by keep_derived; on a night that
+  names its baseline's passes, report_state read from changes_same_passes);
 - ``reference``: every check recomputed from scratch each night (no verdict reused, no
   lint_store) into an empty report directory.
 
@@ -49,6 +50,7 @@ from groundwork.checks import lint as lint_mod
 from groundwork.checks import rules as rules_mod
 from groundwork.checks import verify as verify_mod
 from groundwork.jobs import nightly as nightly_job
+from groundwork.reports import data as rdata
 from ingest_support import EXAMPLE
 
 HELD_BACK = 12       # runs of the example archive that arrive later
@@ -155,7 +157,6 @@ def assert_kept_rows_equal_the_history(wh: Path, nightly_id: int, where: str) ->
     """The per-nightly rows nightly ``nightly_id`` recorded equal their recomputation from the
     history: its failing runs and since which nightly each fails (the view failing_streaks), its
     agent counts, and the rule counts of every nightly (the queries over every pass)."""
-    from groundwork.reports import data as rdata
     con = duckdb.connect(str(wh), read_only=True)
     try:
         kept = _sorted(con, "SELECT invocation_id, since_nightly_id FROM nightly_failing WHERE nightly_id = $n", n=nightly_id)
@@ -208,6 +209,11 @@ def test_incremental_nightly_reports_equal_a_nightly_that_recomputes_everything(
         assert inc.lint.kept == (not runs_changed and rules == rules_before), (step, history)
         if inc.lint.kept:
             assert (inc.lint.lint_id, inc.verify.lint_id) == (previous.lint.lint_id, previous.verify.lint_id)
+        if inc.lint.kept and inc.verify.kept:
+            # The baseline's passes: report_state was read from changes_same_passes, not the view
+            # (the reference's passes are new every night, so it reads the view).
+            with duckdb.connect(str(inc_wh), read_only=True) as con:
+                assert rdata.same_passes(rdata._one(con, "nightly_passes", nightly=inc.nightly_id)), (step, history)
         previous = inc
         ref_out = tmp_path / "ref" / "out"
         shutil.rmtree(ref_out, ignore_errors=True)   # an empty report directory every night
