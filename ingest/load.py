@@ -1099,22 +1099,28 @@ def _list_root(loader: _Loader, listing, result: IngestResult) -> tuple[int, boo
     listing.execute("CREATE OR REPLACE TEMP TABLE _gw_dir (seq BIGINT, name VARCHAR, link BOOLEAN)")
     total = 0
     index_present = schemas_present = False
-    buffered: list[tuple[str, bool]] = []
+    names: list[str] = []  # run folders listed, not yet in _gw_dir
+    links: list[int] = []  # positions in ``names`` of the symlinked ones (rare)
 
     def spill() -> None:
-        if buffered:
-            names, is_link = zip(*buffered)
-            batch = pa.table({"seq": pa.array(range(total - len(buffered), total), pa.int64()),
-                              "name": pa.array(names, pa.string()), "link": pa.array(is_link, pa.bool_())})
+        if names:
+            link = [False] * len(names)
+            for i in links:
+                link[i] = True
+            batch = pa.table({"seq": pa.array(range(total - len(names), total), pa.int64()),
+                              "name": pa.array(names, pa.string()), "link": pa.array(link, pa.bool_())})
             _with_table(listing, "_gw_dir_batch", batch,
                         lambda: listing.execute("INSERT INTO _gw_dir SELECT * FROM _gw_dir_batch"))
-            buffered.clear()
+            names.clear()
+            links.clear()
 
     for kind, name in classify_root(loader.root):
-        if kind in ("run", "run-link"):
+        if kind == "run" or kind == "run-link":
             total += 1
-            buffered.append((name, kind == "run-link"))
-            if len(buffered) >= DIR_BATCH:
+            if kind == "run-link":
+                links.append(len(names))
+            names.append(name)
+            if len(names) >= DIR_BATCH:
                 spill()
         elif kind == "bad-name":
             spill()

@@ -155,3 +155,25 @@ def test_hostile_folders_agree(hostile):
     assert list_and_read(str(hostile), str(hostile), "vanished").reject[0] == "unreadable"
     assert list(list_and_read(str(hostile), str(hostile), "plain").files) == [
         "B-upper", "empty.txt", "envelope.json", "spans.jsonl"]
+
+
+def test_classify_root_tells_every_kind_of_root_entry(tmp_path):
+    """classify_root's kinds, written out by hand: plain folders (ASCII or not) are runs, a
+    symlinked folder a run-link, schemas/ and invocations.jsonl themselves, a folder whose name
+    is not UTF-8 a bad-name, a dangling symlink a broken-link, anything else unexpected."""
+    root = tmp_path / "runs"
+    root.mkdir()
+    for name in ("01-plain", "02-caf\u00e9", "schemas", "target"):
+        (root / name).mkdir()
+    os.mkdir(os.path.join(os.fsencode(root), b"bad-\xff"))
+    (root / "invocations.jsonl").write_text("")
+    (root / "notes.txt").write_text("x")
+    (root / "03-link").symlink_to(root / "target")
+    (root / "04-dangling").symlink_to(root / "nowhere")
+    (root / "05-file-link").symlink_to(root / "notes.txt")
+    got = sorted(scan.classify_root(str(root)), key=lambda e: e[1])
+    assert got == sorted([
+        ("run", "01-plain"), ("run", "02-caf\u00e9"), ("schemas", "schemas"), ("run", "target"),
+        ("bad-name", "bad-\udcff"), ("index", "invocations.jsonl"), ("unexpected", "notes.txt"),
+        ("run-link", "03-link"), ("broken-link", "04-dangling"), ("unexpected", "05-file-link"),
+    ], key=lambda e: e[1])
