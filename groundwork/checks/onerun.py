@@ -1,6 +1,7 @@
 """The lint of a warehouse holding one run (the drop-in `groundwork lint SPANS ENVELOPE`): the
 same rule files, derived relations, base query and message templates as groundwork.checks.lint,
-run one after another on one connection, without Arrow or worker threads.
+on one connection, without Arrow or worker threads: the derived relations one statement each,
+then the base query and every rule file together as one statement (``one_statement``).
 
 ``lint_warehouse`` judges many runs column by column in Arrow (pyarrow.compute), in a private
 attached database, with two worker threads; for one run in a process of its own, importing
