@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import itertools
 import os
-import queue
 import re
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
@@ -35,6 +33,10 @@ from groundwork.checks.rules import STRINGS_AND_COMMENTS, Rule, run
 from groundwork.core.errors import GroundworkError
 from groundwork.core.paths import DERIVED_DIR
 from groundwork.core.warehouse import quote_identifier as _quote
+
+if TYPE_CHECKING:
+    import queue
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,9 @@ class Workspace:
             self._cursors.put(cur)
 
     def _submit(self, sql: str, work) -> Future:
+        import threading
+        from concurrent.futures import Future
+
         waits = [self._ready[name] for name in sorted(reads(sql)) if name in self._ready]
         outer: Future = Future()
         pending = [len(waits)]
@@ -196,6 +201,11 @@ def _open_cursors(con: duckdb.DuckDBPyConnection, workers: int, search_path: str
 def open_workspace(con: duckdb.DuckDBPyConnection, workers: int, search_path: str, schema: str = ""):
     """A ``Workspace`` of ``workers`` cursors with ``search_path``; its pool is shut down and its
     cursors closed when the block ends."""
+    # Imported here: the drop-in lint (groundwork.checks.onerun) reads RELATIONS but starts no
+    # worker, and concurrent.futures (with logging) is ~4 ms of its process.
+    import queue
+    from concurrent.futures import ThreadPoolExecutor
+
     opened = _open_cursors(con, workers, search_path)
     cursors: queue.SimpleQueue = queue.SimpleQueue()
     for cur in opened:

@@ -99,6 +99,23 @@ def test_lint_drop_in_on_a_rule_case(path, case, code, tmp_path, monkeypatch, ca
         assert (status, text) == (0 if verdict.passed else 1, verdict.grounding_txt)
 
 
+def test_a_rule_file_duckdb_refuses_is_named_by_the_drop_in(tmp_path, monkeypatch, capfd):
+    """The drop-in runs every rule file in one statement (checks.onerun.one_statement); when
+    DuckDB refuses it, the user is still told which file failed, as a lint in a warehouse says."""
+    from groundwork.checks import rules
+
+    broken = tmp_path / "GW9.sql"
+    broken.write_text("-- code: GW9\n-- title: reads a column no relation has\n-- kind: finding\n-- modes: all\n"
+                      "-- needs_succeeded: false\n-- order:\nSELECT invocation_id, no_such_column FROM lint_runs\n",
+                      encoding="utf-8")
+    every = rules.load_rules()
+    monkeypatch.setattr(rules, "load_rules", lambda *a, **k: (*every, rules.parse_rule(broken)))
+    folder = CORPUS / "runs" / EXPECTED[0]["invocation_id"]
+    status, out, err = run_main(monkeypatch, capfd, "lint", folder / "spans.jsonl", folder / "envelope.json")
+    assert (status, out) == (2, b"")
+    assert err.startswith(b"groundwork: error: rule file GW9.sql failed: ") and err.count(b"\n") == 1
+
+
 @pytest.mark.parametrize(("path", "case"), list(_source_cases()))
 def test_verify_drop_in_on_a_rule_case(path, case, tmp_path, monkeypatch, capfd):
     sources = cases.write_sources(tmp_path, case["sources"])
