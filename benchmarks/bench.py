@@ -210,7 +210,7 @@ def machine() -> dict:
                            capture_output=True, text=True, cwd=ROOT)
     native = []
     for module in ("groundwork.ingest._spans_native", "groundwork.ingest._envelope_native",
-                   "groundwork.core._canonical_native"):
+                   "groundwork.ingest._columns_native", "groundwork.core._canonical_native"):
         try:
             importlib.import_module(module)
             native.append(module)

@@ -139,19 +139,52 @@ class RowSet:
 
 _checked: set[tuple[str, tuple[str, ...]]] = set()
 
+# ingest/_columns_native.c's name of each column type (the Arrow buffers it builds)
+NATIVE_KINDS = {S: "s", J: "s", I: "i", B: "l", TS: "l", BOOL: "b", F: "d"}
+# [the C path, or None (not built, or GROUNDWORK_NATIVE=off)], loaded by the first to_arrow
+_native_columns: list = []
+
+
+def _columns_native():
+    if not _native_columns:
+        from groundwork.core import native
+
+        _native_columns.append(native.load("groundwork.ingest._columns_native"))
+    return _native_columns[0]
+
 
 def to_arrow(table: str, rows: list[tuple], fields: tuple[str, ...]) -> pa.Table:
     """The Arrow table of ``rows``, whose columns ``fields`` names in order (any order: each goes
-    to its column by name; the fields must be exactly the table's columns)."""
+    to its column by name; the fields must be exactly the table's columns).
+
+    Each column's buffers are built by ingest/_columns_native.c when it is built (one pass in C
+    over the row tuples, instead of pyarrow.array converting the transposed column value by
+    value; a column it declines, pyarrow.array converts): the same table either way."""
     import pyarrow as pa
 
     schemas = globals().get("SCHEMAS") or __getattr__("SCHEMAS")
     if not rows:
         return schemas[table].empty_table()
     check_fields(table, fields)
-    columns = dict(zip(fields, zip(*rows)))
-    return pa.Table.from_arrays([pa.array(columns[f.name], type=f.type) for f in schemas[table]],
-                                schema=schemas[table])
+    schema = schemas[table]
+    c = _columns_native()
+    if c is None or type(rows) is not list:
+        columns = dict(zip(fields, zip(*rows)))
+        return pa.Table.from_arrays([pa.array(columns[f.name], type=f.type) for f in schema], schema=schema)
+    n = len(rows)
+    arrays = []
+    for f, (_, code) in zip(schema, COLUMN_TYPES[table]):
+        i = fields.index(f.name)
+        got = c.column(rows, i, NATIVE_KINDS[code])
+        if got is None:
+            arrays.append(pa.array([r[i] for r in rows], type=f.type))
+            continue
+        nulls, validity, values, data = got
+        buffers = [None if validity is None else pa.py_buffer(validity), pa.py_buffer(values)]
+        if data is not None:
+            buffers.append(pa.py_buffer(data))
+        arrays.append(pa.Array.from_buffers(f.type, n, buffers, null_count=nulls))
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def check_fields(table: str, fields: tuple[str, ...]) -> None:
