@@ -96,8 +96,10 @@ def write(fdir: Path, pages: list[Page], *, total: int, meta: dict, manifest: ma
     put(INDEX, manifests.digest(version, INDEX, total, orjson.dumps(groups).decode()), "failing_index.html",
         total=total, groups=groups)
     for i, p in enumerate(pages):
-        newer = pages[i - 1].name if i > 0 else None
-        older = pages[i + 1].name if i + 1 < len(pages) else None
+        # Links to the other parts of the same nightly's runs only: a link to another nightly's
+        # page would change as nightlies come and go (the index links every page).
+        newer = pages[i - 1].name if p.part > 1 else None
+        older = pages[i + 1].name if p.part < p.parts else None
         key = manifests.digest(version, p.name, p.since, p.since_date, p.part, p.parts, p.streak_runs, newer, older,
                                orjson.dumps(p.rows).decode())
         put(p.name, key, "failing.html", p=p, rows=p.rows, newer=newer, older=older)
