@@ -4,7 +4,8 @@ Layout of OUT:
     fleet.html                 the fleet report (self-contained: inline CSS, inline SVG, no script)
     rules.html                 what each rule code means (every code on a page links to it)
     summary.md, summary.json   summaries for chat/e-mail and for machines
-    failing/page-<n>.html      every failing run, paged
+    failing/index.html         every failing run: the list's pages by the nightly each run has
+                               failed since (failing/since-<N>.html, since-<N>-2.html, ...)
     runs/<slug>/index.html     a page per failing run
     runs/<slug>/grounding.txt  today's texts for every run judged
     runs/<slug>/sources.txt

@@ -1,8 +1,8 @@
 """Fleet report: one self-contained HTML file, a Markdown summary and a JSON summary.
 
 The HTML is bounded whatever the warehouse size: tables are top-N, the complete list of failing
-runs is paged into ``failing/page-<n>.html`` and every failing run has its own page
-(reports/runpage.py).
+runs is on ``failing/``, paged by the nightly each run has been failing since
+(reports/failing_list.py), and every failing run has its own page (reports/runpage.py).
 """
 
 from __future__ import annotations
@@ -12,14 +12,13 @@ from pathlib import Path
 import orjson
 
 from groundwork.core.escape import slug
-from groundwork.reports import data, manifests
+from groundwork.reports import data, failing_list, manifests
 from groundwork.reports.charts import rate_chart
 from groundwork.reports.output import write_atomic
 from groundwork.reports.render import render, render_html, rule, rule_catalog
 
 TOP = 100           # rows per bounded table in the fleet report
 DIFF_TOP = 50       # runs listed per change class
-PAGE_SIZE = 500     # failing runs per list page
 MAX_STRING = 2000   # longest run-controlled string shown in the fleet report and list pages
 WARNED_RUNS = 20    # runs listed per finding code of severity warn
 TREND_AGENTS = 8    # agents with a trend chart of their own (the worst agents, in that order)
@@ -137,52 +136,24 @@ def _charts(d: dict) -> dict:
             "agents_lint": agents_lint, "agents_completion": agents_completion}
 
 
-_LIST_TEMPLATES = ("failing.html", "_run_table.html", "_layout.html", "_style.css", "_rules.html")
-_LIST_SHOWN = ("invocation_id", "slug", "has_page", "agent_id", "mode", "completed_at", "g_status", "s_status", "codes",
-               "since_nightly_id", "since_date")  # the columns of failing_runs a list page shows
-
-
-def write(out: Path, d: dict, *, page_size: int = PAGE_SIZE, con=None, manifest: dict | None = None) -> list[Path]:
+def write(out: Path, d: dict, *, page_size: int = failing_list.PAGE_SIZE, con=None, manifest: dict | None = None) -> list[Path]:
     """Write fleet.html, rules.html (what each rule code means: every code the pages name links
-    to its entry there), summary.md, summary.json and the failing-run list pages. ``manifest``
-    (reports.manifests.load): a list page whose content is the one it records is not rendered
-    again (a page shows no change class, so it stays the same while its runs' verdicts do)."""
+    to its entry there), summary.md, summary.json and the failing-run list (reports.failing_list).
+    ``manifest`` (reports.manifests.load): a list page whose content is the one it records is not
+    rendered again (a page shows no change class, so it stays the same while its runs' verdicts do)."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
     n_failing = d["totals"]["runs_failing"]
-    pages = max(1, -(-n_failing // page_size))
-    html = render_html("fleet.html", limit=MAX_STRING, d=d, charts=_charts(d), pages=pages, root="")
+    pages = failing_list.plan(failing_list.failing_rows(con), page_size)
+    html = render_html("fleet.html", limit=MAX_STRING, d=d, charts=_charts(d), pages=len(pages), root="")
     written.append(write_atomic(out / "fleet.html", html))
     written.append(write_atomic(out / "rules.html", render_html("rules.html", d={"meta": d["meta"]},
                                                                 codes=list(rule_catalog().values()), root="")))
-    written.append(write_atomic(out / "summary.md", render("summary.md", d=d, pages=pages)))
+    written.append(write_atomic(out / "summary.md", render("summary.md", d=d, pages=len(pages))))
     written.append(write_atomic(out / "summary.json", orjson.dumps(json_summary(d), option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n"))
-    fdir = out / "failing"
-    fdir.mkdir(exist_ok=True)
-    keep = set()
-    everything = []
-    for r in _with_slugs(data.failing_runs(con) if con is not None else []):
-        r["has_page"] = True
-        everything.append({k: r[k] for k in _LIST_SHOWN})
     manifest = manifests.Manifest({}) if manifest is None else manifest
-    lists = manifest.setdefault("lists", {})
-    version = manifests.template_version(_LIST_TEMPLATES, Path(__file__), MAX_STRING)
-    for i in range(pages):
-        rows = everything[i * page_size:(i + 1) * page_size]
-        name = f"page-{i + 1}.html"
-        keep.add(name)
-        key = manifests.digest(version, i + 1, pages, n_failing, page_size, orjson.dumps(rows).decode())
-        if lists.get(name) == key and (fdir / name).exists():
-            continue
-        html = render_html("failing.html", limit=MAX_STRING, d={"meta": d["meta"], "rows": rows}, page=i + 1, pages=pages,
-                           total=n_failing, page_size=page_size, root="../")
-        written.append(write_atomic(fdir / name, html))
-        manifest.put("lists", name, key)
-    for old in fdir.glob("page-*.html"):
-        if old.name not in keep:
-            old.unlink()
-    for name in [n for n in lists if n not in keep]:
-        manifest.drop("lists", name)
+    written += failing_list.write(out / "failing", pages, total=n_failing, meta=d["meta"], manifest=manifest,
+                                  limit=MAX_STRING)
     return written
 
 

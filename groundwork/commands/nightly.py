@@ -111,7 +111,7 @@ def _summary_json(result, warehouse: str, runs_dir: str) -> dict:
             "fleet_html": str(out_dir / "fleet.html"),
             "summary_md": str(out_dir / "summary.md"),
             "summary_json": str(out_dir / "summary.json"),
-            "failing_pages": str(out_dir / "failing" / "page-1.html"),
+            "failing_pages": str(out_dir / "failing" / "index.html"),
             "run_pages_written": r.runs.pages_written,
             "run_pages_unchanged": r.runs.pages_kept,
             "junit_xml": str(out_dir / "junit.xml"),
@@ -188,6 +188,6 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"reports: {out_dir}")
         typer.echo(f"  fleet report:  {out_dir / 'fleet.html'}")
         typer.echo(f"  summaries:     {out_dir / 'summary.md'}  {out_dir / 'summary.json'}")
-        typer.echo(f"  failing runs:  {out_dir / 'failing' / 'page-1.html'} ({r.runs.pages_written} run pages written, {r.runs.pages_kept} unchanged)")
+        typer.echo(f"  failing runs:  {out_dir / 'failing' / 'index.html'} ({r.runs.pages_written} run pages written, {r.runs.pages_kept} unchanged)")
         typer.echo(f"  CI / metrics:  {out_dir / 'junit.xml'}  {out_dir / 'metrics' / 'groundwork.prom'}  {out_dir / 'violations.jsonl'}")
         raise typer.Exit(result.exit_status)

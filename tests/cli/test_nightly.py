@@ -76,7 +76,7 @@ def test_first_nightly_reports_new_failures_and_says_where_the_reports_are(first
     assert t["runs_total"] == 99 and t["runs_linted"] == 99 and t["has_baseline"] is False
     assert t["new_failing"] == t["runs_failing"] > 0
     for name in ("fleet.html", "summary.md", "summary.json", "junit.xml", "violations.jsonl",
-                 "metrics/groundwork.prom", "failing/page-1.html"):
+                 "metrics/groundwork.prom", "failing/index.html", "failing/since-1.html"):
         assert (out / name).is_file(), name
 
 

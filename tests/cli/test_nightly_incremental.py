@@ -267,7 +267,7 @@ def test_failing_since_is_the_first_nightly_of_the_current_failing_streak(tmp_pa
         with duckdb.connect(str(wh), read_only=True) as con:   # the day that nightly started
             assert m.group(2) == str(con.execute("SELECT CAST(started_at AS DATE) FROM nightlies WHERE nightly_id = $n",
                                                  {"n": seen[-1]}).fetchone()[0]), f"night {night}"
-        listed = "".join(p.read_text(encoding="utf-8") for p in (out / "failing").glob("page-*.html"))
+        listed = "".join(p.read_text(encoding="utf-8") for p in (out / "failing").glob("since-*.html"))
         assert re.search(rf'{FAILING_N1}</a></td>((?!</tr>).)*<td class="since">nightly #{seen[-1]} \(', listed, re.S), night
         if night in (2, 5):   # nothing changed since the night before: the page was kept
             assert page.stat().st_mtime_ns == mtime, f"night {night}"

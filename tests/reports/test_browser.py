@@ -135,7 +135,7 @@ def test_run_page_shows_timeline_violations_and_side_by_side(chromium, example_r
     assert count(chromium, "#side-retrievals tbody tr") >= 1
     assert text(chromium, "#g-status") == "failed"
     chromium.screenshot(ARTIFACTS / "run-page.png")
-    chromium.load(example_reports / "failing" / "page-1.html")
+    chromium.load(example_reports / "failing" / "since-1.html")   # every failing run of the first nightly
     assert chromium.console_errors() == []
     assert count(chromium, "table.runs tbody tr") == json.loads((example_reports / "summary.json").read_text())["totals"]["runs_failing"]
 
@@ -206,7 +206,7 @@ def test_trend_charts_show_failure_rates_on_a_readable_axis(chromium, example_re
 
 
 def test_no_header_code_or_number_is_broken_mid_word(chromium, example_reports, synthetic_reports):
-    pages = [example_reports / "fleet.html", example_reports / "failing" / "page-1.html",
+    pages = [example_reports / "fleet.html", example_reports / "failing" / "since-1.html",
              example_reports / "runs" / G1_RUN / "index.html", synthetic_reports / "fleet.html",
              *sorted(synthetic_reports.glob("runs/*/index.html"))]
     assert len(pages) > 10

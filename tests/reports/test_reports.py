@@ -203,12 +203,15 @@ def test_failing_runs_are_paged_and_the_fleet_page_stays_bounded(tmp_path):
     data.build_state(con, p)
     d = fleet.collect(con, p, META)
     fleet.write(tmp_path, d, con=con, page_size=500)
-    pages = sorted(tmp_path.glob("failing/page-*.html"))
-    assert [x.name for x in pages] == ["page-1.html", "page-2.html", "page-3.html"]
+    assert sorted(x.name for x in tmp_path.glob("failing/*.html")) == ["index.html", "since-1-2.html", "since-1-3.html", "since-1.html"]
     listed = []
-    for page in pages:
-        listed += [a["href"].split("/")[2] for tag, a in parse(page).tags if tag == "a" and a.get("href", "").startswith("../runs/")]
-    assert sorted(listed) == sorted(f"run-{i:05d}" for i in range(n))        # every failing run exactly once
+    for name, size in (("since-1.html", 500), ("since-1-2.html", 500), ("since-1-3.html", 203)):
+        runs = [a["href"].split("/")[2] for tag, a in parse(tmp_path / "failing" / name).tags if tag == "a" and a.get("href", "").startswith("../runs/")]
+        assert len(runs) == size, name
+        listed += runs
+    assert listed == [f"run-{i:05d}" for i in reversed(range(n))]        # every failing run exactly once, newest first
+    index = [a["href"] for tag, a in parse(tmp_path / "failing" / "index.html").tags if tag == "a" and a.get("href", "").startswith("since-")]
+    assert index == ["since-1.html", "since-1-2.html", "since-1-3.html"]
     fleet_links = [a["href"] for tag, a in parse(tmp_path / "fleet.html").tags if tag == "a" and a.get("href", "").startswith("runs/")]
     # every failing run is new: the list is printed once (failing top-N), not again as "new"
     assert len(fleet_links) == len(set(fleet_links)) == fleet.TOP

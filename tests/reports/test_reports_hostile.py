@@ -26,8 +26,8 @@ EVIL_MSG = f"G2: payload rests on {EVIL_SRC!r} ({'a' * 12}…) which was not ret
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "nav", "a", "h1", "h2", "h3", "p", "span", "div",
                 "table", "thead", "tbody", "tr", "th", "td", "pre", "code", "ul", "li", "svg", "line", "rect", "text",
                 "i", "em", "circle", "polyline", "figure", "figcaption", "defs", "clippath"}
-SAFE_HREF = re.compile(r"^(#[a-z-]+|(\.\./)*(runs/[0-9A-Za-z._-]+/index\.html|fleet\.html|failing/page-\d+\.html|"
-                       r"summary\.(md|json)|page-\d+\.html|grounding\.txt|sources\.txt|rules\.html(#[A-Za-z0-9]+)?))$")
+SAFE_HREF = re.compile(r"^(#[a-z-]+|(\.\./)*(runs/[0-9A-Za-z._-]+/index\.html|fleet\.html|failing/(index|since-(\d+|none)(-\d+)?)\.html|"
+                       r"summary\.(md|json)|index\.html|since-(\d+|none)(-\d+)?\.html|grounding\.txt|sources\.txt|rules\.html(#[A-Za-z0-9]+)?))$")
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +64,8 @@ def build_hostile(out: Path) -> Path:
 
 
 def html_files(out: Path) -> list[Path]:
-    return [out / "fleet.html", out / "failing" / "page-1.html", *sorted(out.glob("runs/*/index.html"))]
+    return [out / "fleet.html", out / "failing" / "index.html", *sorted(out.glob("failing/since-*.html")),
+            *sorted(out.glob("runs/*/index.html"))]
 
 
 def test_hostile_run_id_gets_a_hashed_page_name(hostile_reports):
