@@ -788,13 +788,9 @@ class _Loader:
                         f"SELECT {column_list('ingest_issues')} FROM _gw_new n WHERE NOT EXISTS "
                         f"(SELECT 1 FROM ingest_issues i WHERE {key})")
             result.issues_new += added
-        if len(rows) > ARROW_ROWS:
-            _with_table(con, "_gw_new", to_arrow("ingest_issues", rows, ISSUE_FIELDS), apply)
-            return
-        # Usually a few rows: bound as parameters (an ingest that finds nothing new needs no pyarrow).
         con.execute(f"CREATE OR REPLACE TEMP TABLE _gw_new AS SELECT {column_list('ingest_issues')} FROM ingest_issues LIMIT 0")
         try:
-            insert_values(con, "_gw_new", ISSUE_FIELDS, rows)
+            _insert_rows(con, "ingest_issues", rows, ISSUE_FIELDS, into="_gw_new")
             apply()
         finally:
             con.execute("DROP TABLE IF EXISTS _gw_new")
@@ -830,14 +826,15 @@ def _insert(con, table: str, tbl: pa.Table, columns: str | None = None) -> None:
     _with_table(con, "_gw_rows", rows, lambda: con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _gw_rows"))
 
 
-def _insert_rows(con, table: str, rows: list[tuple], fields: tuple[str, ...]) -> None:
-    """``rows`` (tuples of ``fields``) into ``table``: a few (``ARROW_ROWS``) bound as
-    parameters, so that an ingest that finds nothing new needs no pyarrow; more as Arrow."""
+def _insert_rows(con, table: str, rows: list[tuple], fields: tuple[str, ...], into: str | None = None) -> None:
+    """``rows`` (tuples of ``fields``, the columns of ``table``) into ``table`` (or ``into``, a
+    table of the same columns): a few (``ARROW_ROWS``) bound as parameters, so that an ingest
+    that finds nothing new needs no pyarrow; more as Arrow."""
     if len(rows) > ARROW_ROWS:
-        _insert(con, table, to_arrow(table, rows, fields))
+        _insert(con, into or table, to_arrow(table, rows, fields), column_list(table))
     elif rows:
         check_fields(table, fields)
-        insert_values(con, table, fields, rows)
+        insert_values(con, into or table, fields, rows)
 
 
 @contextmanager
