@@ -46,8 +46,12 @@ def query(name: str) -> tuple[str, tuple[str, ...]]:
 def execute(con, name: str, /, *, prefix: str = "", **params):
     """Run sql/reports/<name>.sql (after ``prefix``, e.g. a CREATE ... AS) with the ``$name``
     parameters it uses bound from ``params``; the cursor."""
-    sql, names = query(name)
-    return con.execute(prefix + sql, {n: params[n] for n in names} or None)
+    return execute_sql(con, query(name)[0], prefix=prefix, **params)
+
+
+def execute_sql(con, sql: str, /, *, prefix: str = "", **params):
+    """Run ``sql`` (after ``prefix``) with the ``$name`` parameters it uses bound from ``params``."""
+    return con.execute(prefix + sql, {n: params[n] for n in named_params(sql)} or None)
 
 
 def rows(con, name: str, /, **params) -> list[dict]:
@@ -144,9 +148,8 @@ def build_state(con, p: Passes) -> None:
         count_earlier(con, p.nightly_id, baseline)
     # The shortcut's passes are the view's: those of ``p`` when it is the nightly's (nightly_passes).
     sql = state_sql(passes, shortcut=(p.lint_id, p.verify_id) == (passes.get("lint_id"), passes.get("verify_id")))
-    con.execute("CREATE OR REPLACE TEMP TABLE report_state AS\n" + sql,  # the table every report query reads
-                {n: v for n, v in {"nightly": p.nightly_id, "baseline": baseline, "lint": p.lint_id,
-                                   "verify": p.verify_id}.items() if n in named_params(sql)})
+    execute_sql(con, sql, prefix="CREATE OR REPLACE TEMP TABLE report_state AS\n",  # the table every report query reads
+                nightly=p.nightly_id, baseline=baseline, lint=p.lint_id, verify=p.verify_id)
     if p.nightly_id is not None:
         keep_counts(con, p.nightly_id, baseline)
 
