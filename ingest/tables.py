@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from groundwork.core import native
+
 if TYPE_CHECKING:   # annotations only: pyarrow is imported where a table is built
     import pyarrow as pa
 
@@ -141,16 +143,8 @@ _checked: set[tuple[str, tuple[str, ...]]] = set()
 
 # ingest/_columns_native.c's name of each column type (the Arrow buffers it builds)
 NATIVE_KINDS = {S: "s", J: "s", I: "i", B: "l", TS: "l", BOOL: "b", F: "d"}
-# [the C path, or None (not built, or GROUNDWORK_NATIVE=off)], loaded by the first to_arrow
-_native_columns: list = []
-
-
-def _columns_native():
-    if not _native_columns:
-        from groundwork.core import native
-
-        _native_columns.append(native.load("groundwork.ingest._columns_native"))
-    return _native_columns[0]
+# the C path, or None (not built, or GROUNDWORK_NATIVE=off)
+_columns_native = native.load("groundwork.ingest._columns_native")
 
 
 def to_arrow(table: str, rows: list[tuple], fields: tuple[str, ...]) -> pa.Table:
@@ -167,7 +161,7 @@ def to_arrow(table: str, rows: list[tuple], fields: tuple[str, ...]) -> pa.Table
         return schemas[table].empty_table()
     check_fields(table, fields)
     schema = schemas[table]
-    c = _columns_native()
+    c = _columns_native
     if c is None or type(rows) is not list:
         columns = dict(zip(fields, zip(*rows)))
         return pa.Table.from_arrays([pa.array(columns[f.name], type=f.type) for f in schema], schema=schema)

@@ -30,17 +30,16 @@ native = built("groundwork.ingest._columns_native")
 def both(table: str, rows: list[tuple], fields: tuple[str, ...]) -> tuple[pa.Table, pa.Table]:
     """to_arrow's table with the C path, and with it off (pyarrow.array for every column)."""
     fast = T.to_arrow(table, rows, fields)
-    saved = T._native_columns[0]
-    T._native_columns[0] = None
+    saved, T._columns_native = T._columns_native, None
     try:
         slow = T.to_arrow(table, rows, fields)
     finally:
-        T._native_columns[0] = saved
+        T._columns_native = saved
     return fast, slow
 
 
 def test_loaded():
-    assert T._columns_native() is native
+    assert T._columns_native is native
 
 
 @pytest.mark.parametrize("kind, typ, values", [
