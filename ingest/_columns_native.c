@@ -107,10 +107,11 @@ fill_strings(PyObject *rows, Py_ssize_t n, Py_ssize_t index, uint8_t *valid, Py_
 }
 
 static int
-fill_ints(PyObject *rows, Py_ssize_t n, Py_ssize_t index, uint8_t *valid, Py_ssize_t *nulls,
-          PyObject **values, int wide)
+fill_fixed(PyObject *rows, Py_ssize_t n, Py_ssize_t index, uint8_t *valid, Py_ssize_t *nulls,
+           PyObject **values, int kind)
 {
-    *values = zeros(n * (wide ? 8 : 4));
+    /* kind 'i' (int32) and 'l' (int64): n little-endian integers; 'd': n doubles; 'b': a bitmap */
+    *values = zeros(kind == 'b' ? (n + 7) / 8 : n * (kind == 'i' ? 4 : 8));
     if (*values == NULL)
         return -1;
     char *out = PyBytes_AS_STRING(*values);
@@ -122,73 +123,35 @@ fill_ints(PyObject *rows, Py_ssize_t n, Py_ssize_t index, uint8_t *valid, Py_ssi
             (*nulls)++;
             continue;
         }
-        if (!PyLong_CheckExact(v))
-            return DECLINE;
-        int overflow;
-        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-        if (overflow || (x == -1 && PyErr_Occurred())) {
-            PyErr_Clear();
-            return DECLINE;
-        }
-        if (wide) {
-            int64_t y = (int64_t)x;
-            memcpy(out + 8 * r, &y, 8);
-        } else {
-            if (x < INT32_MIN || x > INT32_MAX)
+        if (kind == 'b') {
+            if (v == Py_True)
+                out[r >> 3] |= (char)(1u << (r & 7));
+            else if (v != Py_False)
                 return DECLINE;
-            int32_t y = (int32_t)x;
-            memcpy(out + 4 * r, &y, 4);
+        } else if (kind == 'd') {
+            if (!PyFloat_CheckExact(v))
+                return DECLINE;
+            double d = PyFloat_AS_DOUBLE(v);
+            memcpy(out + 8 * r, &d, 8);
+        } else {
+            if (!PyLong_CheckExact(v))
+                return DECLINE;
+            int overflow;
+            long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+            if (overflow || (x == -1 && PyErr_Occurred())) {
+                PyErr_Clear();
+                return DECLINE;
+            }
+            if (kind == 'l') {
+                int64_t y = (int64_t)x;
+                memcpy(out + 8 * r, &y, 8);
+            } else {
+                if (x < INT32_MIN || x > INT32_MAX)
+                    return DECLINE;
+                int32_t y = (int32_t)x;
+                memcpy(out + 4 * r, &y, 4);
+            }
         }
-        valid[r >> 3] |= (uint8_t)(1u << (r & 7));
-    }
-    return 0;
-}
-
-static int
-fill_bools(PyObject *rows, Py_ssize_t n, Py_ssize_t index, uint8_t *valid, Py_ssize_t *nulls,
-           PyObject **values)
-{
-    *values = zeros((n + 7) / 8);
-    if (*values == NULL)
-        return -1;
-    uint8_t *out = (uint8_t *)PyBytes_AS_STRING(*values);
-    for (Py_ssize_t r = 0; r < n; r++) {
-        PyObject *v = cell(rows, r, index);
-        if (v == NULL)
-            return DECLINE;
-        if (v == Py_None) {
-            (*nulls)++;
-            continue;
-        }
-        if (v == Py_True)
-            out[r >> 3] |= (uint8_t)(1u << (r & 7));
-        else if (v != Py_False)
-            return DECLINE;
-        valid[r >> 3] |= (uint8_t)(1u << (r & 7));
-    }
-    return 0;
-}
-
-static int
-fill_doubles(PyObject *rows, Py_ssize_t n, Py_ssize_t index, uint8_t *valid, Py_ssize_t *nulls,
-             PyObject **values)
-{
-    *values = zeros(n * 8);
-    if (*values == NULL)
-        return -1;
-    char *out = PyBytes_AS_STRING(*values);
-    for (Py_ssize_t r = 0; r < n; r++) {
-        PyObject *v = cell(rows, r, index);
-        if (v == NULL)
-            return DECLINE;
-        if (v == Py_None) {
-            (*nulls)++;
-            continue;
-        }
-        if (!PyFloat_CheckExact(v))
-            return DECLINE;
-        double d = PyFloat_AS_DOUBLE(v);
-        memcpy(out + 8 * r, &d, 8);
         valid[r >> 3] |= (uint8_t)(1u << (r & 7));
     }
     return 0;
@@ -213,10 +176,7 @@ column(PyObject *self, PyObject *args)
     int rc;
     switch (kind) {
     case 's': rc = fill_strings(rows, n, index, valid, &nulls, &values, &data); break;
-    case 'i': rc = fill_ints(rows, n, index, valid, &nulls, &values, 0); break;
-    case 'l': rc = fill_ints(rows, n, index, valid, &nulls, &values, 1); break;
-    case 'b': rc = fill_bools(rows, n, index, valid, &nulls, &values); break;
-    case 'd': rc = fill_doubles(rows, n, index, valid, &nulls, &values); break;
+    case 'i': case 'l': case 'b': case 'd': rc = fill_fixed(rows, n, index, valid, &nulls, &values, kind); break;
     default: rc = DECLINE;
     }
     if (rc != 0) {
