@@ -76,15 +76,22 @@ class PlainRuntimeParam(_RuntimeParam or object):
         return _build(self.descriptor)._coerce_value(value, param=param, ctx=ctx)
 
 
+_typers_own = []  # typer's get_runtime_param, once install replaced it
+
+
 def _get_runtime_param(self):
     if self._runtime_param is None:
         descriptor = self.type_descriptor
-        self._runtime_param = PlainRuntimeParam(parameter_info=descriptor.parameter_info,
-                                                annotation=descriptor.annotation, descriptor=descriptor)
+        try:
+            self._runtime_param = PlainRuntimeParam(parameter_info=descriptor.parameter_info,
+                                                    annotation=descriptor.annotation, descriptor=descriptor)
+        except TypeError:  # a typer whose RuntimeParam takes other fields (its private API): its own coercion
+            return _typers_own[0](self)
     return self._runtime_param
 
 
 def install() -> None:
     """Coerce the values of every typer command of this process through ``PlainRuntimeParam``."""
-    if _RuntimeParam is not None and hasattr(_TyperParameter, "get_runtime_param"):
+    if _RuntimeParam is not None and hasattr(_TyperParameter, "get_runtime_param") and not _typers_own:
+        _typers_own.append(_TyperParameter.get_runtime_param)
         _TyperParameter.get_runtime_param = _get_runtime_param
