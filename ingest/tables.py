@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from groundwork.core import native
+from groundwork.core.engine import arrow
 
 if TYPE_CHECKING:   # annotations only: pyarrow is imported where a table is built
     import pyarrow as pa
@@ -154,7 +155,7 @@ def to_arrow(table: str, rows: list[tuple], fields: tuple[str, ...]) -> pa.Table
     Each column's buffers are built by ingest/_columns_native.c when it is built (one pass in C
     over the row tuples, instead of pyarrow.array converting the transposed column value by
     value; a column it declines, pyarrow.array converts): the same table either way."""
-    import pyarrow as pa
+    pa = arrow()  # with the duckdb package: the table is for DuckDB to scan
 
     schemas = globals().get("SCHEMAS") or __getattr__("SCHEMAS")
     if not rows:

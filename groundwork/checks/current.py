@@ -22,7 +22,7 @@ in-memory warehouse) are not seen here; no warehouse file holds them.
 
 from __future__ import annotations
 
-import duckdb
+from groundwork.core.engine import duckdb
 
 # An ingest after ingest {after} that changed a run, or may have (unfinished, or not counted).
 _CHANGED_AFTER = ("SELECT 1 FROM ingests i WHERE i.ingest_id > {after}"

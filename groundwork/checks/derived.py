@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import duckdb
 
 from groundwork.checks.rules import STRINGS_AND_COMMENTS, Rule, run
+from groundwork.core.engine import arrow, duckdb, full
 from groundwork.core.errors import GroundworkError
 from groundwork.core.paths import DERIVED_DIR
 from groundwork.core.warehouse import quote_identifier as _quote
@@ -206,6 +206,7 @@ def open_workspace(con: duckdb.DuckDBPyConnection, workers: int, search_path: st
     import queue
     from concurrent.futures import ThreadPoolExecutor
 
+    full()  # the workers' results come as Arrow tables (Workspace.submit_arrow: the relational API)
     opened = _open_cursors(con, workers, search_path)
     cursors: queue.SimpleQueue = queue.SimpleQueue()
     for cur in opened:
@@ -303,7 +304,7 @@ def materialised(con: duckdb.DuckDBPyConnection, runs: list[str] | None = None, 
     try:
         scoped = runs is not None or scope_query is not None
         if runs is not None:
-            import pyarrow as pa  # here: a drop-in lint (groundwork.checks.onerun) never needs it
+            pa = arrow()  # here: a drop-in lint (groundwork.checks.onerun) never needs it
 
             con.register("lint_scope_arrow", pa.table({"invocation_id": pa.array(list(runs), pa.string())}))
             scope_query = "SELECT DISTINCT invocation_id FROM lint_scope_arrow"

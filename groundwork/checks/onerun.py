@@ -15,11 +15,11 @@ text against the workbench's on every corpus run and against lint_warehouse's on
 
 from __future__ import annotations
 
-import duckdb
 
 from groundwork.checks import derived, rules as rules_mod
 from groundwork.checks.messages import grounding_text, render_rows
 from groundwork.checks.verdicts import CYCLE_REASON, FAILED, PASSED, UNLINTABLE, RunVerdict, base_sql
+from groundwork.core.engine import duckdb
 
 
 def derive(con) -> None:

@@ -55,10 +55,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 
-from groundwork.core.paths import CHECK_TEMPLATES_DIR as TEMPLATES_DIR
+from groundwork.core.engine import duckdb
 from groundwork.core.errors import GroundworkError
+from groundwork.core.paths import CHECK_TEMPLATES_DIR as TEMPLATES_DIR
 from groundwork.core.paths import RULES_DIR
 
 MODES = ("retrieval", "input_only", "none", "delegation")

@@ -28,6 +28,7 @@ import yaml
 from groundwork.core.jsontext import loads, needs_exact, vstr  # json.loads results at orjson speed; storable str()
 
 from groundwork.core.canonical import CanonicalisationError, canonical_bytes, project_fairsharing, sha256_hex
+from groundwork.core.engine import arrow
 from groundwork.core.errors import ConfigError
 from groundwork.core.pyrepr import pyrepr, pystr
 from groundwork.core.regular import read_regular
@@ -356,8 +357,7 @@ def _insert_records(con, copy: SourceCopy) -> None:
     if len(rows) <= ARROW_ROWS:
         insert_values(con, "source_records", _RECORD_COLUMNS, rows)
         return
-    import pyarrow as pa
-
+    pa = arrow()
     _insert_arrow(con, "source_records", pa.table({name: pa.array(list(column), getattr(pa, kind)()) for name, column, kind
                                                    in zip(_RECORD_COLUMNS, zip(*rows), _RECORD_TYPES)}))
 

@@ -33,6 +33,7 @@ from groundwork.checks import rules as rules_mod
 from groundwork.checks.sources import LoadedSources, _insert_arrow, load_into_warehouse
 from groundwork.core import canonical
 from groundwork.core.canonical import unknown_message
+from groundwork.core.engine import arrow, full
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import schema_files
 
@@ -162,7 +163,7 @@ def scoped_items(con, runs=None):
     """
     try:
         if runs is not None:
-            import pyarrow as pa  # here and below: a drop-in verify (one run) never needs it
+            pa = arrow()  # here and below: a drop-in verify (one run) never needs it
 
             con.register("_verify_scope", pa.table({"invocation_id": pa.array(list(runs), pa.string())}))
             where = " WHERE invocation_id IN (SELECT invocation_id FROM _verify_scope)"
@@ -230,7 +231,7 @@ GROUP BY v.invocation_id
 
 def _reusable(con, cfg: int, ruleset: str, runs) -> pa.Table | None:
     """(invocation_id, lint_id) of every run (of ``runs``) whose verdict in a recent pass still holds."""
-    import pyarrow as pa
+    pa = arrow()
 
     candidates = [r[0] for r in con.execute(_CANDIDATES_SQL, {"ruleset": ruleset, "tool_version": TOOL_VERSION,
                                                                "config": cfg}).fetchall()]
@@ -318,6 +319,7 @@ def _kept_pass(con, lint_id: int, sources_path, loaded: LoadedSources, t0: datet
                        "WHERE lint_id = $id GROUP BY status", {"id": lint_id}).fetchall()
     result.reused = sum(n for _, n, _, _ in rows)
     result.reused_counts = _tally(rows)
+    full()  # the verdicts are read back through the relational API (con.sql)
     result._load_reused = lambda: _load_verdicts(con, con.sql(
         "SELECT invocation_id, lint_id FROM verify_verdicts WHERE lint_id = $id", params={"id": lint_id}).to_arrow_table(),
         lint_id)
@@ -437,7 +439,7 @@ def record_history(con, result: VerifyResult, *, started_at: datetime, ruleset: 
 
     Fresh verdicts are written from Arrow tables; reused ones are copied inside the warehouse
     (the ``verify_reused`` relation registered by ``verify_warehouse``)."""
-    import pyarrow as pa
+    pa = arrow()
 
     naive = lambda t: t.astimezone(timezone.utc).replace(tzinfo=None)  # noqa: E731
     finished = datetime.now(timezone.utc)

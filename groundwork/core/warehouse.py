@@ -20,9 +20,9 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
-import duckdb
 
 from groundwork.core.cachedir import cache_dir
+from groundwork.core.engine import duckdb
 from groundwork.core.errors import GroundworkError, WarehouseLocked
 from groundwork.core.paths import SCHEMA_DIR
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
-
+from groundwork.core.engine import duckdb
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import apply_schema_for, relations_named
 from groundwork.ingest.single import insert_rows, run_rows

@@ -286,3 +286,40 @@ def test_garbage_is_collected_as_usual_once_a_drop_in_has_imported():
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+def test_a_drop_in_process_imports_duckdbs_engine_not_its_package():
+    """A drop-in needs DuckDB's engine (the extension module _duckdb: connect, execute, bound
+    parameters, exceptions), not the duckdb package's Python layer (its relational API, Arrow
+    sources, importlib.metadata): ~0.1 s of every call (groundwork.core.engine)."""
+    want = next(w for w in EXPECTED if not w["lint"]["passed"] and not w["sources"]["passed"])
+    folder = CORPUS / "runs" / want["invocation_id"]
+    for args, text in ((("lint", folder / "spans.jsonl", folder / "envelope.json"), want["grounding_txt"]),
+                       (("verify", folder / "envelope.json", "--sources", SOURCES), want["sources_txt"])):
+        proc = _process(*args, importtime=True)
+        assert (proc.returncode, proc.stdout) == (1, text.encode()), args[0]
+        imported = _imported(proc.stderr)
+        assert "_duckdb" in imported and "duckdb" not in imported, args[0]
+
+
+_LARGE = """
+import sys
+from groundwork import cli
+from groundwork.checks import sources
+from groundwork.ingest import single
+single.ARROW_ROWS = sources.ARROW_ROWS = 0  # every row through Arrow, as for a run of thousands of spans
+sys.argv[0] = "groundwork"
+cli.main()
+"""
+
+
+def test_a_drop_in_process_whose_rows_go_through_arrow_gives_the_same_text():
+    """A run (or source copy) of more than ARROW_ROWS rows is handed to DuckDB as Arrow tables,
+    which the engine alone cannot scan: in a process of its own (where nothing else imported
+    the duckdb package) the drop-in still prints the workbench's text."""
+    want = next(w for w in EXPECTED if not w["lint"]["passed"] and not w["sources"]["passed"])
+    folder = CORPUS / "runs" / want["invocation_id"]
+    for args, text in ((("lint", folder / "spans.jsonl", folder / "envelope.json"), want["grounding_txt"]),
+                       (("verify", folder / "envelope.json", "--sources", SOURCES), want["sources_txt"])):
+        proc = subprocess.run([sys.executable, "-c", _LARGE, *map(str, args)], capture_output=True, timeout=120)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (1, text.encode(), b""), args[0]
