@@ -36,9 +36,8 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import duckdb
-
 from groundwork import __version__ as tool_version
+from groundwork.core.engine import arrow, duckdb, full
 from groundwork.core.jsontext import MAX_LINE
 from groundwork.core.regular import NotRegularFile, open_regular, open_regular_file
 from groundwork.core.values import ARROW_ROWS, insert_values
@@ -351,7 +350,7 @@ class _Writer:
             self.slots.disable()  # a submit waiting for a slot goes on through the pipe
 
     def _write(self, batch) -> None:
-        import pyarrow as pa
+        pa = arrow()
 
         con = self.con
         if not self.open:
@@ -396,7 +395,7 @@ class _Writer:
     def _redo(self, failed: _Batch | None) -> None:
         """The open transaction was rolled back: write what it held again, each batch in its own
         transaction (write_batch), then ``failed`` (the batch whose rows were refused)."""
-        import pyarrow as pa
+        pa = arrow()
 
         held, self.held = self.held, []
         for item in held:
@@ -453,7 +452,7 @@ def _write_whole(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
 
 def _write_rows(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
     """The rows of ``batch`` into the open transaction; returns the number of issue rows."""
-    import pyarrow as pa
+    pa = arrow()
 
     pending = batch.pending
     issues_new = 0
@@ -472,7 +471,7 @@ def _write_rows(con: duckdb.DuckDBPyConnection, batch: _Batch) -> int:
 
 
 def _delete_runs(con, names: list[str]) -> None:
-    import pyarrow as pa
+    pa = arrow()
 
     _with_table(con, "_gw_replace", pa.table({"id": pa.array(names, pa.string())}), lambda: [
         con.execute(f"DELETE FROM {t} WHERE invocation_id IN (SELECT id FROM _gw_replace)")
@@ -481,7 +480,7 @@ def _delete_runs(con, names: list[str]) -> None:
 
 def _write_bookkeeping(con, batch: _Batch) -> None:
     """The batch's touched runs (new stat, same content) and the names seen."""
-    import pyarrow as pa
+    pa = arrow()
 
     pending = batch.pending
     if batch.touched:
@@ -502,7 +501,7 @@ def _write_bookkeeping(con, batch: _Batch) -> None:
 def _write_isolating(con, batch: _Batch) -> int:
     """write_batch's fallback: the loaded runs' rows in halves, one transaction each, down to
     single runs; a run whose rows still fail becomes a stand-in (``_write_stand_in``)."""
-    import pyarrow as pa
+    pa = arrow()
 
     tables = {}
     for t in RUN_TABLES:
@@ -537,7 +536,7 @@ def _write_isolating(con, batch: _Batch) -> int:
 
 
 def _rows_of(tbl: pa.Table, names: list[str]) -> pa.Table:
-    import pyarrow as pa
+    pa = arrow()
     import pyarrow.compute as pc
 
     return tbl.filter(pc.is_in(tbl["invocation_id"], value_set=pa.array(names, pa.string())))
@@ -571,7 +570,7 @@ _VALUE_FILES = {("spans", None): SPANS_FILE, ("runs", "request_json"): REQUEST,
 
 def _largest_value(rows: dict[str, pa.Table]) -> tuple[str, str, int]:
     """(file, ``table.column[ line n]``, bytes) of the longest text value among a run's rows."""
-    import pyarrow as pa
+    pa = arrow()
     import pyarrow.compute as pc
 
     best = ("envelope.json", "no value", 0)
@@ -817,7 +816,7 @@ def _insert(con, table: str, tbl: pa.Table, columns: str | None = None) -> None:
     """``tbl``'s rows into ``table``. Scanned through a record batch reader: DuckDB holds a
     registered table (and so the memory under it, a shared-memory slot) until the transaction
     ends, a reader's batches only while it inserts them."""
-    import pyarrow as pa
+    pa = arrow()
 
     if tbl.num_rows == 0:
         return
@@ -1091,7 +1090,7 @@ def _list_root(loader: _Loader, listing, result: IngestResult) -> tuple[int, boo
     into the stream the tasks are cut from (one look-up query per chunk, as before, scanned
     ``runs`` each time: 100 scans of 100,000 rows for a re-ingest of 100,000 unchanged runs).
     Other entries are recorded as issues. Returns (folders, index present, schemas present)."""
-    import pyarrow as pa
+    pa = arrow()
 
     listing.execute("CREATE OR REPLACE TEMP TABLE _gw_dir (seq BIGINT, name VARCHAR, link BOOLEAN)")
     total = 0
@@ -1198,7 +1197,7 @@ def _quick_plan(loader: _Loader, listing, result: IngestResult):
     listing.execute("CREATE OR REPLACE TEMP TABLE _gw_named (invocation_id VARCHAR)")
     named = index.appended_ids() if index is not None else []
     if named:
-        import pyarrow as pa
+        pa = arrow()
 
         _with_table(listing, "_gw_named_batch", pa.table({"invocation_id": pa.array(named, pa.string())}),
                     lambda: listing.execute("INSERT INTO _gw_named SELECT invocation_id FROM _gw_named_batch"))
@@ -1208,6 +1207,7 @@ def _quick_plan(loader: _Loader, listing, result: IngestResult):
             CREATE OR REPLACE TEMP TABLE _gw_cand AS SELECT d.seq, d.name, d.link FROM _gw_dir d
             LEFT JOIN runs r ON r.invocation_id = d.name
             WHERE r.invocation_id IS NULL OR r.missing OR d.name IN ({recheck})""", params)
+        full()  # the relational API (listing.sql)
         gone = listing.sql("SELECT invocation_id FROM runs WHERE NOT missing "
                            "AND invocation_id NOT IN (SELECT name FROM _gw_dir)").to_arrow_table()
         listing.execute("CREATE OR REPLACE TEMP TABLE _gw_dir AS "
@@ -1225,7 +1225,7 @@ def _quick_plan(loader: _Loader, listing, result: IngestResult):
     n_gone = gone.num_rows if gone is not None else 0
     con.execute("CREATE OR REPLACE TEMP TABLE _gw_looked (invocation_id VARCHAR)")
     if total or n_gone:   # (else no Arrow table: an ingest that finds nothing new needs no pyarrow)
-        import pyarrow as pa
+        pa = arrow()
 
         looked = pa.concat_tables([listing.sql("SELECT name AS invocation_id FROM _gw_dir").to_arrow_table()]
                                   + ([gone] if gone is not None else []))
@@ -1498,7 +1498,7 @@ def load_single(con: duckdb.DuckDBPyConnection, spans_path, envelope_path, reque
     drop-in lint of files that are not in an archive (like ``workbench lint SPANS ENVELOPE``).
     Any earlier rows under the run's key are replaced. Returns the key (runs.invocation_id).
     """
-    import pyarrow as pa
+    pa = arrow()
 
     key, rows = run_rows(spans_path, envelope_path, request_path)
     with _transaction(con):

@@ -32,14 +32,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import duckdb
-
 from groundwork import __version__
 from groundwork.checks import current, derived, rules as rules_mod, store
 from groundwork.checks import verdicts
 from groundwork.checks.verdicts import BASE_SQL as _BASE_SQL
 from groundwork.checks.verdicts import CYCLE_REASON, FAILED, PASSED, UNLINTABLE, RunVerdict, base_sql  # noqa: F401
 from groundwork.checks.messages import GROUNDING, TEXT_SOURCES, Grounding, grounding_texts, precompile, render_rows
+from groundwork.core.engine import arrow, duckdb, full
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import ROW_GROUP_SIZE, schema_files, transaction
 
@@ -208,7 +207,7 @@ class FreshBatch:
 
 
 def _scope(con, runs: list[str] | None) -> list[str] | None:
-    import pyarrow as pa
+    pa = arrow()
 
     if runs is None:
         return None
@@ -299,7 +298,7 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
         kept = current.current_pass(con, "lint", ruleset, __version__)
         if kept is not None:
             return _kept_pass(con, kept, chosen, ruleset, started)
-    import pyarrow as pa   # here: a kept pass needs none
+    pa = arrow()   # here: a kept pass needs none
     import pyarrow.compute as pc
 
     read_after = current.latest_ingest(con) if record else None  # the runs are read as this ingest left them
@@ -371,6 +370,7 @@ def _kept_pass(con, lint_id: int, chosen, ruleset: str, started: datetime) -> Li
                            {"id": lint_id}).fetchall()[0][0]
 
     def load(not_passed: bool = False) -> list[RunVerdict]:
+        full()  # the verdicts are read through the relational API (con.sql)
         reused = con.sql("SELECT invocation_id, lint_id FROM lint_verdicts WHERE lint_id = $id",
                          params={"id": lint_id}).to_arrow_table()
         return _load_verdicts(con, reused, lint_id, not_passed)
@@ -419,7 +419,7 @@ def _keep_scope(con, workspace: derived.Workspace, stale: pa.Table, read_after: 
     """Bring lint_store up to date from the relations ``workspace`` derived for the pass's runs,
     when they include every run whose stored rows are stale (``stale``, present ones; the removed
     ones leave): each changed run is then derived once a night, not again by keep_derived."""
-    import pyarrow as pa
+    pa = arrow()
     import pyarrow.compute as pc
 
     scope = con.sql(f"SELECT invocation_id FROM {workspace.schema}.lint_scope").to_arrow_table().column(0)
@@ -594,6 +594,7 @@ def ruleset_hash(chosen: tuple[rules_mod.Rule, ...]) -> str:
 
 def _columns(con, sql: str, params: dict) -> list[list]:
     """The result of a query as one Python list per column (via Arrow: cheaper than row tuples)."""
+    full()
     table = con.sql(sql, params=params).to_arrow_table()
     return [column.to_pylist() for column in table.columns]
 
@@ -650,6 +651,7 @@ def record_lint(con: duckdb.DuckDBPyConnection, result: LintResult, *, all_rules
     (the ``lint_reused`` relation registered by ``lint_warehouse``).
     """
     b = result.batch
+    arrow()  # the fresh verdicts are Arrow tables DuckDB scans
     # In batches of one row group: DuckDB then compresses and writes them in parallel.
     verdict_table = _in_row_groups(b.verdict_table())
     violation_table = _in_row_groups(b.violations.drop_columns(["finding"]))

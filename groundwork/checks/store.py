@@ -12,10 +12,9 @@ import hashlib
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-import duckdb
-
 from groundwork.checks import current, derived
 from groundwork.checks.derived import MATERIALISE, NAMES, WORKERS, derive, materialised, open_workspace
+from groundwork.core.engine import duckdb, full
 from groundwork.core.warehouse import memory_at_most, quote_identifier as _quote, transaction
 
 if TYPE_CHECKING:   # annotations only: the tables come from DuckDB (to_arrow_table)
@@ -119,6 +118,7 @@ def _watermark(con: duckdb.DuckDBPyConnection) -> int | None:
 def _changed_runs(con: duckdb.DuckDBPyConnection) -> pa.Table:
     """Runs new, reloaded or without ingest_id since the store was brought up to date (present)
     and runs removed since (not present)."""
+    full()  # the relational API (con.sql)
     return con.sql(_STALE_SQL).to_arrow_table()
 
 

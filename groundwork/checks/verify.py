@@ -319,10 +319,13 @@ def _kept_pass(con, lint_id: int, sources_path, loaded: LoadedSources, t0: datet
                        "WHERE lint_id = $id GROUP BY status", {"id": lint_id}).fetchall()
     result.reused = sum(n for _, n, _, _ in rows)
     result.reused_counts = _tally(rows)
-    full()  # the verdicts are read back through the relational API (con.sql)
-    result._load_reused = lambda: _load_verdicts(con, con.sql(
-        "SELECT invocation_id, lint_id FROM verify_verdicts WHERE lint_id = $id", params={"id": lint_id}).to_arrow_table(),
-        lint_id)
+
+    def load():
+        full()  # the verdicts are read back through the relational API (con.sql)
+        return _load_verdicts(con, con.sql("SELECT invocation_id, lint_id FROM verify_verdicts WHERE lint_id = $id",
+                                           params={"id": lint_id}).to_arrow_table(), lint_id)
+
+    result._load_reused = load
     result.seconds = (datetime.now(timezone.utc) - t0).total_seconds()
     return result
 

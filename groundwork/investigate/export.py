@@ -19,9 +19,8 @@ import json
 import shutil
 from pathlib import Path
 
-import duckdb
-
 from groundwork import __version__
+from groundwork.core.engine import duckdb
 from groundwork.core.errors import GroundworkError
 from groundwork.investigate.schemadoc import columns, relations
 

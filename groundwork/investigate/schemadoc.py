@@ -10,8 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import duckdb
-
+from groundwork.core.engine import duckdb
 from groundwork.core.paths import ROOT
 from groundwork.core.warehouse import apply_schema
 

@@ -16,8 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
-import duckdb
-
+from groundwork.core.engine import duckdb
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import connect
 

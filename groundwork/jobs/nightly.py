@@ -25,11 +25,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
-
 from groundwork.checks.lint import lint_warehouse
 from groundwork.checks.store import keep_derived
 from groundwork.checks.verify import verify_warehouse
+from groundwork.core.engine import duckdb
 from groundwork.core.errors import GroundworkError
 from groundwork.core.warehouse import DEFAULT_PATH, connect
 from groundwork.ingest import ingest_archive, parsers

@@ -32,11 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import pyarrow as pa
-
 from groundwork.checks.lint import PASSED, lint_warehouse
 from groundwork.checks.sources import check_sources
 from groundwork.checks.verify import verify_warehouse
+from groundwork.core.engine import arrow
 from groundwork.core.errors import GroundworkError, WarehouseLocked
 from groundwork.core.escape import visible
 from groundwork.core.warehouse import DEFAULT_PATH, connect
@@ -266,6 +265,7 @@ class Watch:
         try:
             with os.scandir(self.root) as it:
                 names = [e.name for e in it if run_name_ok(e.name) and _is_dir(e)]
+            pa = arrow()
             con.register("watch_folders", pa.table({"name": pa.array(names, pa.string())}))
             try:
                 todo = con.execute(_UNJUDGED_SQL, {"verify": self.sources is not None,
