@@ -163,7 +163,8 @@ def register(app) -> None:
 
         if as_json and fmt is not LintFormat.text:
             raise GroundworkError("--json replaces the report: give --json or --format, not both")
-        warehouse = options.warehouse(warehouse, options.settings(config))
+        with options.json_errors("lint", as_json):  # a bad settings file too
+            warehouse = options.warehouse(warehouse, options.settings(config))
         with options.json_errors("lint", as_json):
             con = connect(warehouse, create=False)
         try:

@@ -150,10 +150,11 @@ def register(app: typer.Typer) -> None:
         from groundwork.core import config as gconfig
         from groundwork.jobs.nightly import run_nightly  # imports every layer: not for --help
 
-        cfg = options.settings(config)
-        warehouse = options.warehouse(warehouse, cfg)
-        sources = options.sources(sources, cfg)
-        out = gconfig.resolve("reports", out, cfg, DEFAULT_OUT)
+        with options.json_errors("nightly", as_json):  # a bad settings file too
+            cfg = options.settings(config)
+            warehouse = options.warehouse(warehouse, cfg)
+            sources = options.sources(sources, cfg)
+            out = gconfig.resolve("reports", out, cfg, DEFAULT_OUT)
         progress = None if quiet else _Progress()
         with options.json_errors("nightly", as_json):
             try:

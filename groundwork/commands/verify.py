@@ -155,8 +155,9 @@ def register(app) -> None:
             raise typer.Exit(verify_file(envelope, resolve_sources(sources), fmt, out))
         if as_json and fmt is not VerifyFormat.text:
             raise GroundworkError("--json replaces the report: give --json or --format, not both")
-        cfg = options.settings(config)
-        warehouse = options.warehouse(warehouse, cfg)
+        with options.json_errors("verify", as_json):  # a bad settings file too
+            cfg = options.settings(config)
+            warehouse = options.warehouse(warehouse, cfg)
         with options.json_errors("verify", as_json):
             path = resolve_sources(options.sources(sources, cfg))
             con = connect(warehouse, create=False)

@@ -36,7 +36,7 @@ from groundwork.core.errors import GroundworkError
 from groundwork.investigate import queries
 from groundwork.investigate.formats import text as cell_text
 from groundwork.investigate.formats import write_csv, write_json
-from groundwork.investigate.session import Result, SqlError
+from groundwork.investigate.session import ALLOW_FILES_FLAG, Result, SqlError
 from groundwork.reports import data as report_data
 from groundwork.reports import runpage
 from groundwork.reports.charts import rate_chart
@@ -205,7 +205,10 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
                     table = run_limited(con, saved.sql if saved is not None else sql, values,
                                         seconds=time_limit, max_rows=row_limit)
                 except SqlError as exc:
-                    error = f"{saved.path.name}: {exc}" if saved is not None else str(exc)
+                    # The app has no --allow-files: the hint of `groundwork sql` would name a flag it lacks.
+                    msg = str(exc).replace(f"; {ALLOW_FILES_FLAG} lifts that",
+                                           f" (here always; `groundwork sql {ALLOW_FILES_FLAG}` lifts that)")
+                    error = f"{saved.path.name}: {msg}" if saved is not None else msg
                 except GroundworkError as exc:
                     error = str(exc)
             info = page_info(con, fresh)

@@ -62,6 +62,19 @@ def test_json_of_a_job_that_cannot_be_done(monkeypatch, capsys, tmp_path, args):
     assert err == f"groundwork: error: {doc['exit_reason']}\n"
 
 
+@pytest.mark.parametrize("args", [["ingest", "nope"], ["lint"], ["verify", "-s", "nope.yaml"], ["nightly", "nope"]])
+def test_json_of_a_bad_settings_file(monkeypatch, capsys, tmp_path, args):
+    # README: an unknown key or severity is one line on stderr and exit 2; with --json the
+    # document of a job that cannot be done is printed too, as for any other refusal.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.toml").write_text('[severity]\nGW2 = "fatal"\n', encoding="utf-8")
+    code, out, err = run_cli(monkeypatch, capsys, *args, "--json", "--config", str(tmp_path / "bad.toml"))
+    doc = one_json(out)
+    assert code == 2 and doc["exit_status"] == 2 and doc["command"] == args[0]
+    assert "severity.GW2 = 'fatal'" in doc["exit_reason"]
+    assert err == f"groundwork: error: {doc['exit_reason']}\n"
+
+
 @pytest.mark.parametrize("args", [["lint", "--json", "--format", "jsonl"], ["verify", "--json", "--format", "junit", "-s", "x"]])
 def test_json_and_format_together_are_refused(monkeypatch, capsys, args):
     code, out, err = run_cli(monkeypatch, capsys, *args)

@@ -74,6 +74,8 @@ def test_file_network_settings_and_writes_are_refused(example_client, tmp_path):
         r = sql(example_client, query, format="json")
         assert r.status_code == 400, query
         assert "confined to the warehouse" in r.json()["error"] or "Permission" in r.json()["error"], (query, r.json())
+        # the app has no --allow-files: its message must not tell the user to pass one to it
+        assert "; --allow-files lifts that" not in r.json()["error"], (query, r.json())
     assert not target.exists() and not (tmp_path / "other.duckdb").exists()
     for query in ("CREATE TABLE t AS SELECT 1", "DELETE FROM runs", "UPDATE runs SET agent_id = 'x'", "DROP VIEW run_summary"):
         r = sql(example_client, query, format="json")
