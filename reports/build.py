@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from groundwork import __version__
-from groundwork.reports import data, fleet, machine, manifests, runpage
+from groundwork.reports import data, fleet, machine, manifests, runpage, sections
 
 
 @dataclass
@@ -55,7 +55,9 @@ def build_reports(con, out: Path, p: data.Passes, meta: dict, *, state_ready: bo
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
-    d = fleet.collect(con, p, meta, state_ready=state_ready)
+    kept = sections.load(con, out, p)
+    d = fleet.collect(con, p, meta, state_ready=state_ready, kept=kept)
+    kept.save()
     seconds = {"data": time.perf_counter() - t}
     t = time.perf_counter()
     manifest = manifests.load(out)
