@@ -57,7 +57,6 @@ def build_reports(con, out: Path, p: data.Passes, meta: dict, *, state_ready: bo
     t = time.perf_counter()
     kept = sections.load(con, out, p)
     d = fleet.collect(con, p, meta, state_ready=state_ready, kept=kept)
-    kept.save()
     seconds = {"data": time.perf_counter() - t}
     t = time.perf_counter()
     manifest = manifests.load(out)
@@ -70,7 +69,8 @@ def build_reports(con, out: Path, p: data.Passes, meta: dict, *, state_ready: bo
     # Machine outputs last: the metrics file says the nightly succeeded, so it is written only
     # once everything else is (with defer_metrics: once the caller's nightly has finished).
     t = time.perf_counter()
-    files += machine.write(con, out, p, d["totals"], meta, metrics=not defer_metrics)
+    files += machine.write(con, out, p, d["totals"], meta, metrics=not defer_metrics, kept=kept)
+    kept.save()
     seconds["machine"] = time.perf_counter() - t
     result = ReportResult(out_dir=out, fleet_html=out / "fleet.html", totals=d["totals"], runs=runs, files=files,
                           seconds=seconds, warnings=d["warnings"])

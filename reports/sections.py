@@ -1,8 +1,9 @@
 """Fleet-report sections kept between nightlies: ``OUT/.groundwork-sections.json``.
 
-The recorded-vs-today drift and the unresolved evidence by source read only the nightly's check
-passes, the runs' stored rows and the finding severities, and cost most of the fleet report's
-queries over a large warehouse (each joins every run's recorded texts). A nightly with nothing
+The recorded-vs-today drift and the unresolved evidence by source (the fleet report's), and the
+JUnit testsuites (reports/machine.py) read only the nightly's check passes, the runs' stored rows
+and the finding severities, and cost most of the reports' queries over a large warehouse (the
+drift joins every run's recorded texts). A nightly with nothing
 changed reads the same passes and runs as the one before, so it takes these sections from the
 file instead of querying them again, when the file's key is tonight's: a digest of what they read
 (sql/reports/sections_key.sql: the schema, the passes as recorded, the latest pass, the runs, the

@@ -1,6 +1,6 @@
 """The fleet report's kept sections (reports/sections.py): a nightly that reads what the one
 before read takes the drift and unresolved-evidence sections from OUT/.groundwork-sections.json
-instead of querying them; every other nightly computes them. Either way they must be what the
+(and the JUnit testsuites) instead of querying them; every other nightly computes them. Either way they must be what the
 queries give tonight: each nightly here is checked against the same sections computed on its
 own connection, right after, without the file."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from groundwork.core.config import Config
 from groundwork.jobs import nightly as nightly_job
-from groundwork.reports import data, fleet, sections
+from groundwork.reports import data, fleet, machine, sections
 from ingest_support import EXAMPLE
 
 KEPT = ("drift", "unresolved")
@@ -22,8 +22,8 @@ KEPT = ("drift", "unresolved")
 def spy(monkeypatch):
     """Per nightly: whether its kept sections were computed, and whether they equal the queries'."""
     seen = []
-    computed = {"n": 0}
-    real_drift, real_collect = data.drift, fleet.collect
+    computed = {"n": 0, "junit": 0}
+    real_drift, real_collect, real_suites, real_junit = data.drift, fleet.collect, machine._suites, machine.junit
 
     def drift(*args, **kwargs):
         computed["n"] += 1
@@ -38,8 +38,21 @@ def spy(monkeypatch):
                      "nonempty": bool(d["drift"]["grounding"]["classes"])})
         return d
 
+    def suites(*args, **kwargs):
+        computed["junit"] += 1
+        return real_suites(*args, **kwargs)
+
+    def junit(con, p, meta, kept=None):
+        before = computed["junit"]
+        text = real_junit(con, p, meta, kept)
+        seen[-1]["junit_hit"] = computed["junit"] == before
+        seen[-1]["equal"] = seen[-1]["equal"] and text == real_junit(con, p, meta)   # the JUnit XML itself
+        return text
+
     monkeypatch.setattr(data, "drift", drift)
     monkeypatch.setattr(fleet, "collect", collect)
+    monkeypatch.setattr(machine, "_suites", suites)
+    monkeypatch.setattr(machine, "junit", junit)
     return seen
 
 
@@ -56,6 +69,7 @@ def test_a_nightly_with_nothing_changed_takes_the_kept_sections_and_they_equal_t
     _nightly(archive, wh, out)                      # nothing changed: kept
     _nightly(archive, wh, out)                      # again
     assert [s["hit"] for s in spy] == [False, True, True]
+    assert [s["junit_hit"] for s in spy] == [False, True, True]
     assert all(s["equal"] and s["nonempty"] for s in spy)
     assert (out / sections.FILE).is_file()
 
@@ -74,6 +88,7 @@ def test_what_the_sections_read_changing_means_computing_them_again(tmp_path, sp
     # The same report folder written from another warehouse of the same archive.
     _nightly(archive, tmp_path / "other.duckdb", out, Config(severity={"GW4": "error"}))
     assert [s["hit"] for s in spy] == [False, False, False, False]
+    assert [s["junit_hit"] for s in spy] == [False, False, False, False]
     assert all(s["equal"] for s in spy)
 
 
@@ -86,4 +101,5 @@ def test_a_damaged_sections_file_is_computed_again(tmp_path, spy):
     _nightly(archive, wh, out)
     _nightly(archive, wh, out)
     assert [s["hit"] for s in spy] == [False, False, True]
+    assert [s["junit_hit"] for s in spy] == [False, False, True]
     assert all(s["equal"] for s in spy)
