@@ -49,14 +49,15 @@ class ReportResult:
 
 
 def build_reports(con, out: Path, p: data.Passes, meta: dict, *, state_ready: bool = False,
-                  defer_metrics: bool = False) -> ReportResult:
+                  defer_metrics: bool = False, totals: dict | None = None) -> ReportResult:
     """Every report file of ``p`` into ``out``. With ``defer_metrics`` the metrics textfile,
-    which says the nightly succeeded, is left to ``ReportResult.publish_metrics``."""
+    which says the nightly succeeded, is left to ``ReportResult.publish_metrics``. ``state_ready``:
+    data.build_state(con, p) has run; ``totals``: data.totals(con, p) after it."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
     kept = sections.load(con, out, p)
-    d = fleet.collect(con, p, meta, state_ready=state_ready, kept=kept)
+    d = fleet.collect(con, p, meta, state_ready=state_ready, kept=kept, totals=totals)
     seconds = {"data": time.perf_counter() - t}
     t = time.perf_counter()
     manifest = manifests.load(out)
@@ -117,4 +118,4 @@ def nightly_reports(con, out: Path, *, nightly_id: int, ingest_id: int | None, g
          totals["runs_failing"], totals["new_failing"], totals["resolved"], totals["still_failing"], nightly_id],
     )
     with phase("reports"):
-        return build_reports(con, out, p, meta, state_ready=True, defer_metrics=True)
+        return build_reports(con, out, p, meta, state_ready=True, defer_metrics=True, totals=totals)

@@ -33,17 +33,19 @@ def _with_slugs(rows: list[dict], page_flag: str | None = None) -> list[dict]:
 
 
 def collect(con, p: data.Passes, meta: dict, *, top: int = TOP, state_ready: bool = False,
-            kept: sections.Kept | None = None) -> dict:
+            kept: sections.Kept | None = None, totals: dict | None = None) -> dict:
     """All fleet-report data as plain values (strings exactly as stored). ``state_ready``: the
-    caller already ran data.build_state(con, p). ``kept``: the sections kept from an earlier
-    nightly that read the same (reports/sections.py); None: every section computed."""
+    caller already ran data.build_state(con, p); ``totals``: and data.totals(con, p) after it.
+    ``kept``: the sections kept from an earlier nightly that read the same
+    (reports/sections.py); None: every section computed."""
     if not state_ready:
         data.build_state(con, p)
+        totals = None
     kept = kept or sections.none()
     d = {
         "meta": meta,
         "passes": data.passes_info(con, p),
-        "totals": data.totals(con, p),
+        "totals": dict(totals) if totals is not None else data.totals(con, p),
         "by_rule": data.by_rule(con, p),
         "by_rule_mode": data.by_rule_mode(con, p),
         "by_rule_agent_mode": data.by_rule_agent_mode(con, p, top),

@@ -34,7 +34,8 @@ def spy(monkeypatch):
         d = real_collect(con, p, meta, **kwargs)
         hit = computed["n"] == before
         full = real_collect(con, p, meta, state_ready=True)   # nothing kept: every section queried
-        seen.append({"hit": hit, "equal": all(d[k] == sections._normal(full[k]) for k in KEPT),
+        seen.append({"hit": hit, "equal": all(d[k] == sections._normal(full[k]) for k in KEPT)
+                     and d["totals"] == full["totals"],   # the nightly hands build_state's totals over
                      "nonempty": bool(d["drift"]["grounding"]["classes"])})
         return d
 
