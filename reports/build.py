@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from groundwork import __version__
-from groundwork.reports import data, fleet, machine, manifests, runpage
+from groundwork.reports import data, fleet, machine, manifests, runpage, sections
 
 
 @dataclass
@@ -49,13 +49,15 @@ class ReportResult:
 
 
 def build_reports(con, out: Path, p: data.Passes, meta: dict, *, state_ready: bool = False,
-                  defer_metrics: bool = False) -> ReportResult:
+                  defer_metrics: bool = False, totals: dict | None = None) -> ReportResult:
     """Every report file of ``p`` into ``out``. With ``defer_metrics`` the metrics textfile,
-    which says the nightly succeeded, is left to ``ReportResult.publish_metrics``."""
+    which says the nightly succeeded, is left to ``ReportResult.publish_metrics``. ``state_ready``:
+    data.build_state(con, p) has run; ``totals``: data.totals(con, p) after it."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
-    d = fleet.collect(con, p, meta, state_ready=state_ready)
+    kept = sections.load(con, out, p)
+    d = fleet.collect(con, p, meta, state_ready=state_ready, kept=kept, totals=totals)
     seconds = {"data": time.perf_counter() - t}
     t = time.perf_counter()
     manifest = manifests.load(out)
@@ -68,7 +70,8 @@ def build_reports(con, out: Path, p: data.Passes, meta: dict, *, state_ready: bo
     # Machine outputs last: the metrics file says the nightly succeeded, so it is written only
     # once everything else is (with defer_metrics: once the caller's nightly has finished).
     t = time.perf_counter()
-    files += machine.write(con, out, p, d["totals"], meta, metrics=not defer_metrics)
+    files += machine.write(con, out, p, d["totals"], meta, metrics=not defer_metrics, kept=kept)
+    kept.save()
     seconds["machine"] = time.perf_counter() - t
     result = ReportResult(out_dir=out, fleet_html=out / "fleet.html", totals=d["totals"], runs=runs, files=files,
                           seconds=seconds, warnings=d["warnings"])
@@ -115,4 +118,4 @@ def nightly_reports(con, out: Path, *, nightly_id: int, ingest_id: int | None, g
          totals["runs_failing"], totals["new_failing"], totals["resolved"], totals["still_failing"], nightly_id],
     )
     with phase("reports"):
-        return build_reports(con, out, p, meta, state_ready=True, defer_metrics=True)
+        return build_reports(con, out, p, meta, state_ready=True, defer_metrics=True, totals=totals)

@@ -12,7 +12,7 @@ from pathlib import Path
 import orjson
 
 from groundwork.core.escape import slug
-from groundwork.reports import data, failing_list, manifests
+from groundwork.reports import data, failing_list, manifests, sections
 from groundwork.reports.charts import rate_chart
 from groundwork.reports.output import write_atomic
 from groundwork.reports.render import render, render_html, rule, rule_catalog
@@ -32,23 +32,28 @@ def _with_slugs(rows: list[dict], page_flag: str | None = None) -> list[dict]:
     return rows
 
 
-def collect(con, p: data.Passes, meta: dict, *, top: int = TOP, state_ready: bool = False) -> dict:
+def collect(con, p: data.Passes, meta: dict, *, top: int = TOP, state_ready: bool = False,
+            kept: sections.Kept | None = None, totals: dict | None = None) -> dict:
     """All fleet-report data as plain values (strings exactly as stored). ``state_ready``: the
-    caller already ran data.build_state(con, p)."""
+    caller already ran data.build_state(con, p); ``totals``: and data.totals(con, p) after it.
+    ``kept``: the sections kept from an earlier nightly that read the same
+    (reports/sections.py); None: every section computed."""
     if not state_ready:
         data.build_state(con, p)
+        totals = None
+    kept = kept or sections.none()
     d = {
         "meta": meta,
         "passes": data.passes_info(con, p),
-        "totals": data.totals(con, p),
+        "totals": dict(totals) if totals is not None else data.totals(con, p),
         "by_rule": data.by_rule(con, p),
         "by_rule_mode": data.by_rule_mode(con, p),
         "by_rule_agent_mode": data.by_rule_agent_mode(con, p, top),
         "trend_by_day": data.trend_by_day(con),
         "trend_by_lint": data.trend_by_lint(con, p),
         "diff": data.diff_lists(con, DIFF_TOP),
-        "drift": data.drift(con, p, 20),
-        "unresolved": data.unresolved_by_source(con, p, 50),
+        "drift": kept.get("drift", lambda: data.drift(con, p, 20)),
+        "unresolved": kept.get("unresolved", lambda: data.unresolved_by_source(con, p, 50)),
         "ingest_issues": data.ingest_issues(con, p, 50),
         "worst_agents": data.worst_agents(con, p, 20),
         "failing_top": data.failing_runs(con, top),

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import orjson
 
-from groundwork.reports import data
+from groundwork.reports import data, sections
 from groundwork.reports.output import write_atomic
 from groundwork.reports.render import render, rule
 
@@ -34,8 +34,8 @@ def _rules(con, lint_id) -> list[str]:
     return [c.strip() for c in (row[0] or "").split(",") if c.strip()] if row else []
 
 
-def junit(con, p: data.Passes, meta: dict) -> str:
-    """JUnit XML: a testcase per (rule, agent) for every agent judged tonight."""
+def _suites(con, p: data.Passes) -> list[dict]:
+    """The JUnit testsuites of ``p``'s passes (plain values: reports/sections.py may keep them)."""
     suites = []
     for check, pass_id, bad in (("grounding", p.lint_id, "unlintable"), ("sources", p.verify_id, "unverifiable")):
         if pass_id is None:
@@ -63,6 +63,13 @@ def junit(con, p: data.Passes, meta: dict) -> str:
             "failures": sum(1 for c in cases if c["violations"] and not c.get("error")),
             "errors": sum(1 for c in cases if c.get("error")),
         })
+    return suites
+
+
+def junit(con, p: data.Passes, meta: dict, kept: sections.Kept | None = None) -> str:
+    """JUnit XML: a testcase per (rule, agent) for every agent judged tonight. ``kept``: the
+    sections kept from an earlier nightly that read the same (None: computed)."""
+    suites = (kept or sections.none()).get("junit", lambda: _suites(con, p))
     for suite in suites:
         suite["rules"] = [(c, rule(c)) for c in dict.fromkeys(case["rule"] for case in suite["cases"])]
     return render("junit.xml", suites=suites, meta=meta)
@@ -123,10 +130,11 @@ def write_metrics(con, out: Path, p: data.Passes, totals: dict, meta: dict) -> P
     return write_atomic(out / METRICS_FILE, prometheus(con, p, totals, meta).encode("utf-8"))
 
 
-def write(con, out: Path, p: data.Passes, totals: dict, meta: dict, *, metrics: bool = True) -> list[Path]:
+def write(con, out: Path, p: data.Passes, totals: dict, meta: dict, *, metrics: bool = True,
+          kept: sections.Kept | None = None) -> list[Path]:
     """junit.xml, violations.jsonl and (unless ``metrics`` is False: the caller writes it once
-    the nightly has finished, ``write_metrics``) the metrics textfile."""
-    files = [write_atomic(out / "junit.xml", junit(con, p, meta).encode("utf-8")),
+    the nightly has finished, ``write_metrics``) the metrics textfile. ``kept``: as for ``junit``."""
+    files = [write_atomic(out / "junit.xml", junit(con, p, meta, kept).encode("utf-8")),
              jsonl(con, p, out / "violations.jsonl")]
     if metrics:
         files.insert(1, write_metrics(con, out, p, totals, meta))

@@ -24,8 +24,8 @@ before the byte-for-byte comparison (``_masks``):
 - the ids of lint and verify passes (``lint pass #3``, ``"lint_id": 3``); which passes the
   incremental nightly names is checked apart: its own exactly when its ingest changed a run (or,
   for the lint pass, the rules changed), else the previous nightly's;
-- ``.groundwork-manifest.json`` and ``.groundwork-written.json`` (the incremental writer's own
-  bookkeeping) are not compared.
+- ``.groundwork-manifest.json``, ``.groundwork-written.json`` and ``.groundwork-sections.json``
+  (the incremental writer's own bookkeeping) are not compared.
 
 After every night, the warehouse's per-nightly rows the reports read equal their recomputation
 from the whole history: nightly_failing (failing since) the view failing_streaks, and the trend
@@ -55,7 +55,7 @@ from ingest_support import EXAMPLE
 
 HELD_BACK = 12       # runs of the example archive that arrive later
 EXTRA_STEPS = 3    # nights of mixed changes after each kind of change alone
-NOT_COMPARED = {".groundwork-manifest.json", ".groundwork-written.json"}
+NOT_COMPARED = {".groundwork-manifest.json", ".groundwork-written.json", ".groundwork-sections.json"}
 
 
 def _masks(start_day: str):
