@@ -35,6 +35,7 @@ from groundwork.core import canonical
 from groundwork.core.canonical import unknown_message
 from groundwork.core.engine import arrow, full
 from groundwork.core.errors import GroundworkError
+from groundwork.core.paths import SCHEMA_DIR
 from groundwork.core.warehouse import schema_files
 
 if TYPE_CHECKING:   # annotations only: pyarrow is imported where a table is built
@@ -154,22 +155,41 @@ def _rule_rows(con, rule, config_id: int) -> list[dict]:
     return [dict(zip(names, row)) for row in rows]
 
 
+# The tables the view source_check_items reads (sql/schema/20_source_check_items.sql), each row of
+# it made of rows of one run: for a pass over some runs, the view's SELECT over those runs' rows of
+# them equals the view's rows of those runs.
+ITEMS_FILE = SCHEMA_DIR / "20_source_check_items.sql"
+_ITEM_TABLES = ("evidence", "runs")
+
+
 @contextmanager
 def scoped_items(con, runs=None):
     """Materialise source_check_items (restricted to ``runs``) as a TEMP table for one pass.
 
     DuckDB resolves the unqualified name to the temp table first, so every rule reads the
-    precomputed rows; the rule files stay runnable by hand against the view.
+    precomputed rows; the rule files stay runnable by hand against the view. For ``runs``, the
+    view's SELECT runs over temp copies of their rows of evidence and runs, picked by rowid from
+    a scan of invocation_id alone (filtering the view read every column of every row of
+    evidence: ~0.15 s of CPU for 1,000 new runs of 101,000, 0.06 s so); the copies shadow the
+    tables only while that one statement runs.
     """
     try:
         if runs is not None:
-            pa = arrow()  # here and below: a drop-in verify (one run) never needs it
+            pa = arrow()  # here and below: a drop-in verify (one run) never needs them
+
+            from groundwork.checks.derived import view_body
 
             con.register("_verify_scope", pa.table({"invocation_id": pa.array(list(runs), pa.string())}))
-            where = " WHERE invocation_id IN (SELECT invocation_id FROM _verify_scope)"
+            try:
+                for table in _ITEM_TABLES:
+                    con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS SELECT * FROM main.{table} WHERE rowid IN "
+                                f"(SELECT rowid FROM main.{table} WHERE invocation_id IN (SELECT invocation_id FROM _verify_scope))")
+                con.execute(f"CREATE OR REPLACE TEMP TABLE source_check_items AS {view_body(ITEMS_FILE)}")
+            finally:
+                for table in _ITEM_TABLES:
+                    con.execute(f"DROP TABLE IF EXISTS temp.{table}")
         else:
-            where = ""
-        con.execute(f"CREATE OR REPLACE TEMP TABLE source_check_items AS SELECT * FROM main.source_check_items{where}")
+            con.execute("CREATE OR REPLACE TEMP TABLE source_check_items AS SELECT * FROM main.source_check_items")
         yield
     finally:
         con.execute("DROP TABLE IF EXISTS temp.source_check_items")
