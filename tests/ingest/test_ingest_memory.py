@@ -154,6 +154,10 @@ def _held_at_commit_kb(runs, monkeypatch) -> tuple[int, object]:
         commit(self)
     monkeypatch.setattr(load, "_list_root", traced_listing)
     monkeypatch.setattr(load._Writer, "_commit", measured_commit)
+    # tasks of 32 runs whatever the archive's size, so that the last task and the last look-up
+    # (load.LOOKUP, 1,024 runs), which the ingest's loop variables still refer to, are the same
+    # size in both archives of the test (both multiples of 1,024)
+    monkeypatch.setattr(load, "_chunk_size", lambda total, workers: 32)
     con = duckdb.connect(":memory:")
     apply_schema(con, comments=False)
     try:
@@ -162,7 +166,7 @@ def _held_at_commit_kb(runs, monkeypatch) -> tuple[int, object]:
     finally:
         tracemalloc.stop()
         con.close()
-    return seen["held"] // 1024, result
+    return seen["held"] // 1024, result  # KB
 
 
 def test_what_an_open_transaction_holds_does_not_grow_with_its_runs(tmp_path, monkeypatch):
@@ -172,11 +176,12 @@ def test_what_an_open_transaction_holds_does_not_grow_with_its_runs(tmp_path, mo
     lines are the first tasks): the main process grew with the archive up to the first commit
     (at 300,000 runs, 43 MB of index tables and ~20 MB of names in its peak RSS). Now the index
     is staged on its own and a task is kept with its names packed in a string: what is held when
-    4,000 runs commit is within 256 KB of what 500 runs hold."""
-    _held_at_commit_kb(_indexed_archive(tmp_path / "warm", 50), monkeypatch)  # imports, caches
+    8,192 runs commit is under 128 bytes a run more than what 1,024 runs hold (the packed names:
+    ~40 bytes a run; before: ~330)."""
+    _held_at_commit_kb(_indexed_archive(tmp_path / "warm", 64), monkeypatch)  # imports, caches
     monkeypatch.undo()
-    small, small_result = _held_at_commit_kb(_indexed_archive(tmp_path / "small", 500), monkeypatch)
+    small, small_result = _held_at_commit_kb(_indexed_archive(tmp_path / "small", 1024), monkeypatch)
     monkeypatch.undo()
-    large, large_result = _held_at_commit_kb(_indexed_archive(tmp_path / "large", 4000), monkeypatch)
-    assert (small_result.runs_loaded, large_result.runs_loaded) == (500, 4000)
-    assert large < small + 256, (small, large)
+    large, large_result = _held_at_commit_kb(_indexed_archive(tmp_path / "large", 8192), monkeypatch)
+    assert (small_result.runs_loaded, large_result.runs_loaded) == (1024, 8192)
+    assert (large - small) * 1024 < 128 * (8192 - 1024), (small, large)
