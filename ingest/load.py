@@ -265,6 +265,45 @@ class _Batch:
     touched: list[tuple[str, str]]
 
 
+@dataclass(slots=True)
+class _Redo:
+    """What the open transaction keeps of a written task, to run it again should the transaction
+    be rolled back (_Writer._redo): the task without its (name, stored fingerprints) pairs, the
+    names packed in one string, the result's counts and rejected folders' issues. Not the
+    result's lists of names nor the pairs: at 65,536 runs (TXN_RUNS) those were ~20 MB of the
+    main process until the commit (~40 bytes a run now). What the warehouse held of each run
+    is read again after the rollback (``_stored``): as when the runs were listed, since every
+    transaction writes other runs than the rolled-back one's."""
+
+    fn: object
+    args: tuple        # process_chunk's arguments, without the run folders (``args[3]``) ...
+    names: str         # ... whose names these are, NUL-separated (no file name holds a NUL)
+    counts: tuple      # the result's loaded, unchanged, rejected (as _Writer.recount)
+    rejected_issues: list
+
+    @classmethod
+    def of(cls, res: ChunkResult) -> "_Redo":
+        fn, args = res.task
+        return cls(fn, (*args[:3], None, *args[4:]), "\0".join(name for name, _ in args[3]),
+                   (len(res.loaded), len(res.unchanged), len(res.rejected)), res.rejected_issues)
+
+    def run_names(self) -> list[str]:
+        return self.names.split("\0") if self.names else []
+
+    def task(self, stored: dict[str, tuple]) -> tuple:
+        """(function, arguments) as first submitted, ``stored`` what the warehouse holds by name."""
+        args = self.args
+        return self.fn, (*args[:3], [(n, stored.get(n)) for n in self.run_names()], *args[4:])
+
+
+def _stored(con, names: list[str]) -> dict[str, tuple]:
+    """What the warehouse holds of the runs ``names`` (those it holds): name -> (files
+    fingerprint, content fingerprint, parser version), as process_chunk's items carry it."""
+    return {row[0]: tuple(row[1:]) for row in con.execute(
+        "SELECT invocation_id, files_fingerprint, content_fingerprint, parser_version FROM runs "
+        "WHERE invocation_id IN (SELECT unnest($names::VARCHAR[]))", {"names": names}).fetchall()}
+
+
 class _Writer:
     """Writes batches on its own DuckDB cursor in a thread, so parsing never waits for inserts
     (DuckDB releases the GIL). At most two batches wait, which bounds memory.
@@ -285,7 +324,7 @@ class _Writer:
         self.done_count = 0  # ... and written (by the writer thread)
         self.slots: Slots | None = None  # given back their shared memory once a batch is written
         self.open = False    # a transaction is open ...
-        self.held: list = [] # ... holding these batches (their results without rows) and index tables
+        self.held: list = [] # ... holding these batches (their tasks, _Redo) and any index table
         self.held_runs = 0
         self.held_issues = 0
         # what batches written again found otherwise than when first read (a run folder changed
@@ -353,11 +392,19 @@ class _Writer:
         pa = arrow()
 
         con = self.con
+        index_rows = isinstance(batch, pa.Table)  # invocations.jsonl rows, staged until the final transaction
+        if index_rows and not self.open:
+            # Staged on their own (a TEMP table: nothing of the warehouse changes), not in the
+            # runs' transaction, which would hold them until its commit to write them again
+            # should it be rolled back (_redo): the index's blocks are the first tasks, so at
+            # 300,000 runs that was the whole index, 43 MB of Arrow tables held to the first commit.
+            _insert(con, "_gw_index_stage", batch, columns=column_list("invocation_index"))
+            return
         if not self.open:
             con.execute("BEGIN")
             self.open, self.held, self.held_runs, self.held_issues = True, [], 0, 0
         try:
-            if isinstance(batch, pa.Table):  # invocations.jsonl rows, staged until the final transaction
+            if index_rows:
                 _insert(con, "_gw_index_stage", batch, columns=column_list("invocation_index"))
             else:
                 self.held_issues += _write_rows(con, batch)
@@ -368,11 +415,13 @@ class _Writer:
             _rollback(con)
             self._redo(batch)
             return
-        self.held.append(batch)
-        if not isinstance(batch, pa.Table):
-            self.held_runs += sum(len(r.loaded) + len(r.unchanged) + len(r.rejected) for r in batch.pending)
-            if self.held_runs >= self.txn_runs:
-                self._commit()
+        if index_rows:
+            self.held.append(batch)
+            return
+        self.held.append(tuple(_Redo.of(r) for r in batch.pending))
+        self.held_runs += sum(len(r.loaded) + len(r.unchanged) + len(r.rejected) for r in batch.pending)
+        if self.held_runs >= self.txn_runs:
+            self._commit()
 
     def _commit(self) -> None:
         if not self.open:
@@ -407,15 +456,15 @@ class _Writer:
         if failed is not None:
             self.issues_new += write_batch(self.con, failed)
 
-    def _again(self, batch: _Batch) -> _Batch:
-        """``batch`` read and parsed again (its results' tasks, run here)."""
-        pending, stored = [], set()
-        for old in batch.pending:
-            fn, args = old.task
+    def _again(self, batch: tuple[_Redo, ...]) -> _Batch:
+        """A batch read and parsed again (its results' tasks, run here)."""
+        pending = []
+        stored = _stored(self.con, [n for old in batch for n in old.run_names()])
+        for old in batch:
+            fn, args = old.task(stored)
             new = _with_task(fn(*args), fn, args)
-            stored.update(name for name, fp in args[3] if fp is not None)  # process_chunk's items: in the warehouse
-            for key in self.recount:
-                self.recount[key] += len(getattr(new, key)) - len(getattr(old, key))
+            for key, n in zip(self.recount, old.counts):
+                self.recount[key] += len(getattr(new, key)) - n
             if new.rejected_issues != old.rejected_issues:
                 self.rejected_swap.append((old.rejected_issues, new.rejected_issues))
             pending.append(new)
@@ -1527,9 +1576,7 @@ def ingest_runs(con: duckdb.DuckDBPyConnection, runs_dir, names) -> IngestResult
         con.execute("INSERT INTO ingests (ingest_id, runs_dir, started_at, tool_version) VALUES (?, ?, ?, ?)",
                     [ingest_id, os.path.realpath(root), _now(), tool_version])
     result = IngestResult(ingest_id, os.path.realpath(root), folders_seen=len(wanted))
-    stored = {row[0]: tuple(row[1:]) for row in con.execute(
-        "SELECT invocation_id, files_fingerprint, content_fingerprint, parser_version FROM runs "
-        "WHERE invocation_id IN (SELECT unnest($names::VARCHAR[]))", {"names": wanted}).fetchall()}
+    stored = _stored(con, wanted)
     links = frozenset(n for n in wanted if os.path.islink(os.path.join(root, n)))
     res = process_chunk(str(root), result.runs_dir, ingest_id, [(n, stored.get(n)) for n in wanted], False, links)
     result.runs_loaded, result.runs_unchanged, result.runs_rejected = len(res.loaded), len(res.unchanged), len(res.rejected)

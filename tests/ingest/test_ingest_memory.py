@@ -118,3 +118,70 @@ def test_a_few_changed_runs_are_still_named(tmp_path, monkeypatch):
     runs = _tiny_archive(tmp_path, 40)
     _, result = _finish_peak_kb(runs, monkeypatch)
     assert result.changed_runs == sorted(p.name for p in runs.iterdir())
+
+
+def _indexed_archive(root, n: int):
+    """``_tiny_archive`` with an invocations.jsonl line for each run, as the workbench appends it."""
+    runs = _tiny_archive(root, n)
+    with open(runs / "invocations.jsonl", "w", encoding="utf-8") as fh:
+        for i in range(n):
+            fh.write(json.dumps({"invocation_id": f"01a22a33-0000-7000-8000-{i:012d}", "agent_id": "a.agent",
+                                 "outcome": {"status": "succeeded"}, "completed_at": "2026-10-01T00:00:00Z"}) + "\n")
+    return runs
+
+
+def _held_at_commit_kb(runs, monkeypatch) -> tuple[int, object]:
+    """Python's allocations (tracemalloc) still held when the runs' transaction commits, counted
+    from the archive's listing (after every batch is written: what the transaction keeps), in KB."""
+    import tracemalloc
+
+    import duckdb
+
+    from groundwork.core.warehouse import apply_schema
+    from groundwork.ingest import load
+
+    seen = {}
+    list_root, commit = load._list_root, load._Writer._commit
+
+    def traced_listing(*args):
+        tracemalloc.start()
+        seen["at"] = tracemalloc.get_traced_memory()[0]
+        return list_root(*args)
+
+    def measured_commit(self):
+        if self.open and "held" not in seen:
+            seen["held"] = tracemalloc.get_traced_memory()[0] - seen["at"]
+        commit(self)
+    monkeypatch.setattr(load, "_list_root", traced_listing)
+    monkeypatch.setattr(load._Writer, "_commit", measured_commit)
+    # tasks of 32 runs whatever the archive's size, so that the last task and the last look-up
+    # (load.LOOKUP, 1,024 runs), which the ingest's loop variables still refer to, are the same
+    # size in both archives of the test (both multiples of 1,024)
+    monkeypatch.setattr(load, "_chunk_size", lambda total, workers: 32)
+    con = duckdb.connect(":memory:")
+    apply_schema(con, comments=False)
+    try:
+        # batches of 100 runs, so that no batch grows with the archive; one transaction holds them all
+        result = load.ingest_archive(con, runs, workers=1, batch_runs=100)
+    finally:
+        tracemalloc.stop()
+        con.close()
+    return seen["held"] // 1024, result  # KB
+
+
+def test_what_an_open_transaction_holds_does_not_grow_with_its_runs(tmp_path, monkeypatch):
+    """The runs of an ingest share a transaction of up to TXN_RUNS (65,536) runs, which keeps
+    what it needs to write them again should it be rolled back. It kept every result's lists of
+    names, each task's (name, fingerprints) pairs and the Arrow tables of the whole index (its
+    lines are the first tasks): the main process grew with the archive up to the first commit
+    (at 300,000 runs, 43 MB of index tables and ~20 MB of names in its peak RSS). Now the index
+    is staged on its own and a task is kept with its names packed in a string: what is held when
+    8,192 runs commit is under 128 bytes a run more than what 1,024 runs hold (the packed names:
+    ~40 bytes a run; before: ~330)."""
+    _held_at_commit_kb(_indexed_archive(tmp_path / "warm", 64), monkeypatch)  # imports, caches
+    monkeypatch.undo()
+    small, small_result = _held_at_commit_kb(_indexed_archive(tmp_path / "small", 1024), monkeypatch)
+    monkeypatch.undo()
+    large, large_result = _held_at_commit_kb(_indexed_archive(tmp_path / "large", 8192), monkeypatch)
+    assert (small_result.runs_loaded, large_result.runs_loaded) == (1024, 8192)
+    assert (large - small) * 1024 < 128 * (8192 - 1024), (small, large)
