@@ -156,8 +156,11 @@ def measure(workdir=None, *, runs: int = 50, rate: float = 5.0, base: int = 1000
             seed: int = 16) -> dict:
     """Latency of `groundwork watch` with file events and with polling every ``poll`` s (see the
     module doc): {"events": {...}, "polling": {...}, "runs", "rate", "base", "load"}."""
-    own = workdir is None
-    work = Path(tempfile.mkdtemp(prefix="gw-watch-bench-") if own else workdir)
+    # A new folder each time (inside ``workdir`` when given): what an interrupted run left there
+    # is never in the way, and is never taken for this run's archive.
+    if workdir is not None:
+        Path(workdir).mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="gw-watch-bench-", dir=workdir))
     try:
         stage, archive, sources, landing = _archive(work, base, 2 * runs, seed)
         warehouse = work / "warehouse.duckdb"
@@ -169,8 +172,7 @@ def measure(workdir=None, *, runs: int = 50, rate: float = 5.0, base: int = 1000
         out["load"] = [round(load, 2), round(os.getloadavg()[0], 2)]
         return out
     finally:
-        if own:
-            shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def main(argv=None) -> None:
