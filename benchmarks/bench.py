@@ -585,8 +585,7 @@ def markdown(res: dict) -> str:
              f"- C fast paths: {', '.join(m['native']) or 'none'}",
              f"- {m['date']}, commit {m['commit']}; `{res['command']}` took {res['seconds'] / 60:.0f} min",
              f"- **load average before: {', '.join(f'{x:.2f}' for x in load0)}; after: {', '.join(f'{x:.2f}' for x in load1)}** "
-             f"(1, 5, 15 min; {m['cores']} cores); the load after includes bench.py's own last steps (Spark, then "
-             "serve under 8 clients)" + (": the machine was shared with other work when the run started, so wall times "
+             f"(1, 5, 15 min; {m['cores']} cores); the load after includes bench.py's own last steps" + (": the machine was shared with other work when the run started, so wall times "
                                          "are inflated and CPU times are the better guide to cost" if load0[0] > 1 else
                                          ""), ""]
     lines += ["## Targets (issue 16)", "", "| target | measured in this run | met? |", "|---|---|---|"] + targets(res) + [""]
