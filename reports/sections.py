@@ -75,9 +75,9 @@ def key(con, p: data.Passes) -> str | None:
 def load(con, out: Path, p: data.Passes) -> Kept:
     """The sections kept in ``out`` for nightly ``p``: those of the file when its key is ``p``'s, else none."""
     k = key(con, p)
-    path = Path(out) / FILE
     if k is None:
-        return Kept(None, None, {})
+        return none()
+    path = Path(out) / FILE
     try:
         found = orjson.loads(path.read_bytes())
     except (OSError, orjson.JSONDecodeError):
