@@ -25,15 +25,20 @@ BATCH_ROWS = 2048
 _LINE = re.compile(r"^LINE (\d+): (.*)$")
 
 
-class SqlError(GroundworkError):
-    """DuckDB rejected the SQL; the message is DuckDB's, on one line, with the position."""
-
-
 ALLOW_FILES_FLAG = "--allow-files"
 ALLOW_FILES_HELP = ("Let the SQL read and write files other than the warehouse (read_csv, COPY ... TO, ATTACH, ...), "
                     "load extensions and change settings; without it all of that is refused.")
-_REFUSED = ("SQL here is confined to the warehouse (no other files, extensions or settings); "
-            f"{ALLOW_FILES_FLAG} lifts that")
+CONFINED = "SQL here is confined to the warehouse (no other files, extensions or settings)"
+
+
+class SqlError(GroundworkError):
+    """DuckDB rejected the SQL; the message is DuckDB's, on one line, with the position. When it
+    was refused because the session is confined (``refused``), the message says so and names the
+    flag that lifts it; ``text`` is DuckDB's part alone (for a caller without that flag)."""
+
+    def __init__(self, text: str, refused: bool = False):
+        super().__init__(f"{text}: {CONFINED}; {ALLOW_FILES_FLAG} lifts that" if refused else text)
+        self.text, self.refused = text, refused
 
 
 def _no_progress_bar(con: duckdb.DuckDBPyConnection) -> None:
@@ -126,9 +131,8 @@ def one_line(sql: str, exc: Exception, offset: int = 0) -> str:
     return f"{text} (at {where})"
 
 
-def _message(sql: str, exc: Exception, offset: int = 0) -> str:
-    text = one_line(sql, exc, offset)
-    return f"{text}: {_REFUSED}" if _refused(exc) else text
+def _error(sql: str, exc: Exception, offset: int = 0) -> SqlError:
+    return SqlError(one_line(sql, exc, offset), refused=_refused(exc))
 
 
 def statements(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple[int, duckdb.Statement]]:
@@ -153,7 +157,7 @@ def _batches(con: duckdb.DuckDBPyConnection, sql: str, offset: int) -> Iterator[
         try:
             rows = con.fetchmany(BATCH_ROWS)
         except duckdb.Error as exc:  # errors can surface while streaming (e.g. a bad cast)
-            raise SqlError(_message(sql, exc, offset)) from None
+            raise _error(sql, exc, offset) from None
         if not rows:
             return
         yield rows
@@ -171,7 +175,7 @@ def run(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None) ->
         try:
             con.execute(stmt.query, used or None)
         except duckdb.Error as exc:
-            raise SqlError(_message(sql, exc, offset)) from None
+            raise _error(sql, exc, offset) from None
         if i < len(found) - 1:
             continue
         description = con.description or []

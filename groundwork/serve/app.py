@@ -36,7 +36,7 @@ from groundwork.core.errors import GroundworkError
 from groundwork.investigate import queries
 from groundwork.investigate.formats import text as cell_text
 from groundwork.investigate.formats import write_csv, write_json
-from groundwork.investigate.session import ALLOW_FILES_FLAG, Result, SqlError
+from groundwork.investigate.session import ALLOW_FILES_FLAG, CONFINED, Result, SqlError
 from groundwork.reports import data as report_data
 from groundwork.reports import runpage
 from groundwork.reports.charts import rate_chart
@@ -206,8 +206,8 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
                                         seconds=time_limit, max_rows=row_limit)
                 except SqlError as exc:
                     # The app has no --allow-files: the hint of `groundwork sql` would name a flag it lacks.
-                    msg = str(exc).replace(f"; {ALLOW_FILES_FLAG} lifts that",
-                                           f" (here always; `groundwork sql {ALLOW_FILES_FLAG}` lifts that)")
+                    msg = (f"{exc.text}: {CONFINED} (here always; `groundwork sql {ALLOW_FILES_FLAG}` lifts that)"
+                           if exc.refused else str(exc))
                     error = f"{saved.path.name}: {msg}" if saved is not None else msg
                 except GroundworkError as exc:
                     error = str(exc)
