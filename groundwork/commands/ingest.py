@@ -136,7 +136,6 @@ def register(app: typer.Typer) -> None:
         """Load (incrementally) every run folder of RUNS_DIR into the warehouse."""
         with options.json_errors("ingest", as_json):  # a bad settings file too
             warehouse = options.warehouse(warehouse, options.settings(config))
-        with options.json_errors("ingest", as_json):
             result = _ingest(runs_dir, warehouse, quiet, rehash, workers, full_scan)
         if as_json:
             options.print_json(summary_json(result, warehouse))

@@ -165,7 +165,6 @@ def register(app) -> None:
             raise GroundworkError("--json replaces the report: give --json or --format, not both")
         with options.json_errors("lint", as_json):  # a bad settings file too
             warehouse = options.warehouse(warehouse, options.settings(config))
-        with options.json_errors("lint", as_json):
             con = connect(warehouse, create=False)
         try:
             if out:

@@ -155,8 +155,7 @@ def register(app: typer.Typer) -> None:
             warehouse = options.warehouse(warehouse, cfg)
             sources = options.sources(sources, cfg)
             out = gconfig.resolve("reports", out, cfg, DEFAULT_OUT)
-        progress = None if quiet else _Progress()
-        with options.json_errors("nightly", as_json):
+            progress = None if quiet else _Progress()
             try:
                 result = run_nightly(runs_dir, warehouse=warehouse, sources=sources, out=out, progress=progress,
                                      full_scan=full_scan, full_scan_every=full_scan_every, workers=workers,

@@ -158,7 +158,6 @@ def register(app) -> None:
         with options.json_errors("verify", as_json):  # a bad settings file too
             cfg = options.settings(config)
             warehouse = options.warehouse(warehouse, cfg)
-        with options.json_errors("verify", as_json):
             path = resolve_sources(options.sources(sources, cfg))
             con = connect(warehouse, create=False)
             try:
