@@ -25,7 +25,7 @@ clock, CPU = user + system of its process tree, peak RSS of its largest process)
                A round starts once the last round's 1 % is older than the quick scan's settle
                window (SETTLE_NS + 1 s: ``settled``).
                Then `groundwork lint --all` (a re-lint after a rule change) and the disk taken by
-               the run tables and by lint_store.
+               the run tables, by lint_store and by report_store.
   rss          `groundwork ingest` peak RSS at each of --rss-sizes runs (flat in archive size?).
   watch        benchmarks/watch_latency.py's measure(...) when that file exists, else "not measured".
   spark        the function a benchmarks/spark*.py module offers (measure), else "not measured".
@@ -79,7 +79,7 @@ for e in os.scandir(sys.argv[1]):
 print(f"{n} files, {total} bytes")
 """
 
-# Bytes on disk of the run tables and of lint_store: DuckDB blocks (256 KiB) each table uses.
+# Bytes on disk of the run tables, of lint_store and of report_store: DuckDB blocks (256 KiB) each table uses.
 DISK = r"""
 import json, sys
 import duckdb
@@ -647,7 +647,8 @@ def markdown(res: dict) -> str:
             disk = nt["disk"]
             lines.append(f"\nDisk after the first round's nightlies: warehouse file {disk.get('file', 0) / 1e6:.0f} MB; "
                          f"tables of schema main {disk.get('main', 0) / 1e6:.0f} MB, of lint_store (derived relations kept "
-                         f"for the next lint) {disk.get('lint_store', 0) / 1e6:.0f} MB.")
+                         f"for the next lint) {disk.get('lint_store', 0) / 1e6:.0f} MB, of report_store (the per-run rows "
+                         f"of the reports, kept for the next nightly) {disk.get('report_store', 0) / 1e6:.0f} MB.")
         lines.append("")
     rss = res.get("rss")
     if rss:

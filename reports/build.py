@@ -49,14 +49,15 @@ class ReportResult:
 
 
 def build_reports(con, out: Path, p: data.Passes, meta: dict, *, state_ready: bool = False,
-                  defer_metrics: bool = False, totals: dict | None = None) -> ReportResult:
+                  defer_metrics: bool = False, totals: dict | None = None, key: str | None = None) -> ReportResult:
     """Every report file of ``p`` into ``out``. With ``defer_metrics`` the metrics textfile,
     which says the nightly succeeded, is left to ``ReportResult.publish_metrics``. ``state_ready``:
-    data.build_state(con, p) has run; ``totals``: data.totals(con, p) after it."""
+    data.build_state(con, p) has run; ``totals``: data.totals(con, p) after it; ``key``:
+    sections.key(con, p), when the caller has it."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
-    kept = sections.load(con, out, p)
+    kept = sections.keyed(out, key) if key is not None else sections.load(con, out, p)
     d = fleet.collect(con, p, meta, state_ready=state_ready, kept=kept, totals=totals)
     seconds = {"data": time.perf_counter() - t}
     t = time.perf_counter()
@@ -109,7 +110,10 @@ def nightly_reports(con, out: Path, *, nightly_id: int, ingest_id: int | None, g
     }
     # Counts first (the trend chart shows this nightly too), exit status last (the caller's).
     with phase("build_state"):
-        data.build_state(con, p)
+        # What tonight's rows read (besides the baseline): the kept sections' key, under which
+        # the rows are kept for the next nightly too.
+        key = sections.key(con, p)
+        data.build_state(con, p, keep=key)
         totals = data.totals(con, p)
     con.execute(
         "UPDATE nightlies SET baseline_nightly_id = ?, baseline_lint_id = ?, baseline_verify_id = ?, "
@@ -118,4 +122,4 @@ def nightly_reports(con, out: Path, *, nightly_id: int, ingest_id: int | None, g
          totals["runs_failing"], totals["new_failing"], totals["resolved"], totals["still_failing"], nightly_id],
     )
     with phase("reports"):
-        return build_reports(con, out, p, meta, state_ready=True, defer_metrics=True, totals=totals)
+        return build_reports(con, out, p, meta, state_ready=True, defer_metrics=True, totals=totals, key=key)

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from groundwork.checks.rules import load_rules, named_params
 from groundwork.core import config as _config
+from groundwork.core.engine import duckdb
 from groundwork.core.paths import SQL_DIR
 
 QUERIES_DIR = SQL_DIR / "reports"
@@ -132,14 +133,20 @@ def build_violations(con, nightly_id: int | None) -> None:
     execute(con, "report_violations", prefix="CREATE OR REPLACE TEMP VIEW report_violations AS\n")
 
 
-def build_state(con, p: Passes) -> None:
-    """(Re)create the temp table ``report_state``: nightly ``p.nightly_id``'s rows of
-    nightly_changes (one per run judged now or failing in the baseline, with its verdicts and
-    change class), with the run's agent, mode and violation codes. First the temp view
-    report_violations every report query reads: lint_violations without the nightly's finding
-    codes of severity off. For a nightly, its per-nightly rows are recorded too (keep_counts:
-    since which nightly each failing run fails, the trend counts), after those of earlier
-    nightlies an older groundwork did not record (count_earlier)."""
+def build_state(con, p: Passes, *, keep: str | None = None) -> None:
+    """(Re)create ``report_state``: nightly ``p.nightly_id``'s rows of nightly_changes (one per
+    run judged now or failing in the baseline, with its verdicts and change class), with the
+    run's agent, mode and violation codes. First the temp view report_violations every report
+    query reads: lint_violations without the nightly's finding codes of severity off. For a
+    nightly, its per-nightly rows are recorded too (keep_counts: since which nightly each failing
+    run fails, the trend counts), after those of earlier nightlies an older groundwork did not
+    record (count_earlier).
+
+    ``keep`` (a nightly's: the digest of what its rows read besides the baseline, reports/sections.py
+    ``key``): the rows are kept in the warehouse (STATE_TABLE) for the next nightly, and taken
+    from there when the kept ones are the baseline's under the same key and the nightly's passes
+    are the baseline's (sql/reports/state_same_passes.sql: every failing run still failing, no
+    row to compute). Without it, a temp table."""
     build_violations(con, p.nightly_id)
     # The baseline as nightly_changes has it (the view nightly_passes), whatever ``p`` says.
     passes = _one(con, "nightly_passes", nightly=p.nightly_id)
@@ -147,11 +154,53 @@ def build_state(con, p: Passes) -> None:
     if p.nightly_id is not None:
         count_earlier(con, p.nightly_id, baseline)
     # The shortcut's passes are the view's: those of ``p`` when it is the nightly's (nightly_passes).
-    sql = state_sql(passes, shortcut=(p.lint_id, p.verify_id) == (passes.get("lint_id"), passes.get("verify_id")))
-    execute_sql(con, sql, prefix="CREATE OR REPLACE TEMP TABLE report_state AS\n",  # the table every report query reads
-                nightly=p.nightly_id, baseline=baseline, lint=p.lint_id, verify=p.verify_id)
+    own = (p.lint_id, p.verify_id) == (passes.get("lint_id"), passes.get("verify_id"))
+    sql = state_sql(passes, shortcut=own)
+    params = {"nightly": p.nightly_id, "baseline": baseline, "lint": p.lint_id, "verify": p.verify_id}
+    _drop_state(con)
+    if keep is None or p.nightly_id is None or not own:
+        execute_sql(con, sql, prefix="CREATE TEMP TABLE report_state AS\n", **params)  # what every report query reads
+    else:
+        taken = same_passes(passes) and _kept_key(con) == (baseline, keep)
+        if taken:
+            try:
+                execute(con, "state_same_passes", prefix="CREATE TEMP VIEW report_state AS\n")
+            except duckdb.CatalogException:   # the table dropped by hand, its key row left
+                taken = False
+        if not taken:
+            # The key row goes first and comes back last: rows without it are never taken.
+            con.execute(f"CREATE SCHEMA IF NOT EXISTS {STATE_STORE}")
+            con.execute(f"CREATE OR REPLACE TABLE {STATE_KEY} (nightly_id INTEGER, key VARCHAR)")
+            execute_sql(con, sql, prefix=f"CREATE OR REPLACE TABLE {STATE_TABLE} AS\n", **params)
+            con.execute(f"CREATE TEMP VIEW report_state AS SELECT * FROM {STATE_TABLE}")
+        con.execute(f"DELETE FROM {STATE_KEY}")
+        con.execute(f"INSERT INTO {STATE_KEY} VALUES (?, ?)", [p.nightly_id, keep])
     if p.nightly_id is not None:
         keep_counts(con, p.nightly_id, baseline)
+
+
+# The rows of report_state of the latest nightly that built them, and the row saying which
+# nightly that was and under which key (build_state's ``keep``); the view report_state of each
+# nightly with nothing changed since reads them (sql/reports/state_same_passes.sql).
+STATE_STORE = "report_store"
+STATE_TABLE = f"{STATE_STORE}.state"
+STATE_KEY = f"{STATE_STORE}.state_key"
+
+
+def _kept_key(con) -> tuple | None:
+    """(nightly, key) of the kept rows of report_state, or None."""
+    try:
+        found = con.execute(f"SELECT nightly_id, key FROM {STATE_KEY}").fetchall()
+    except duckdb.CatalogException:
+        return None
+    return tuple(found[0]) if len(found) == 1 else None
+
+
+def _drop_state(con) -> None:
+    """Drop this connection's report_state, a temp table or a temp view."""
+    for kind, in con.execute("SELECT 'TABLE' FROM duckdb_tables() WHERE temporary AND table_name = 'report_state' "
+                             "UNION ALL SELECT 'VIEW' FROM duckdb_views() WHERE temporary AND view_name = 'report_state'").fetchall():
+        con.execute(f"DROP {kind} temp.report_state")
 
 
 def same_passes(passes: dict) -> bool:

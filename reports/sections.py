@@ -74,7 +74,11 @@ def key(con, p: data.Passes) -> str | None:
 
 def load(con, out: Path, p: data.Passes) -> Kept:
     """The sections kept in ``out`` for nightly ``p``: those of the file when its key is ``p``'s, else none."""
-    k = key(con, p)
+    return keyed(out, key(con, p))
+
+
+def keyed(out: Path, k: str | None) -> Kept:
+    """The sections kept in ``out`` under key ``k`` (``key``'s: None for no nightly)."""
     if k is None:
         return none()
     path = Path(out) / FILE
