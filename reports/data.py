@@ -77,11 +77,14 @@ def _top(con, name: str, **params) -> dict:
     return {"rows": found, "total": total, "more": max(0, total - len(found))}
 
 
+ISO_FORMAT = "%Y-%m-%dT%H:%M:%SZ"   # times in the reports (UTC); a query that formats one itself is given it ($iso)
+
+
 def _iso(value) -> str | None:
     if value is None:
         return None
     if isinstance(value, _dt.datetime):
-        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return value.strftime(ISO_FORMAT)
     return str(value)
 
 

@@ -97,7 +97,7 @@ def prometheus(con, p: data.Passes, totals: dict, meta: dict) -> str:
 def jsonl(con, p: data.Passes, path: Path) -> Path:
     """violations.jsonl: one object per violation of tonight's lint and verify passes."""
     tmp = path.with_name(f".{path.name}.tmp")
-    cur = data.execute(con, "violations_jsonl", lint=p.lint_id, verify=p.verify_id)
+    cur = data.execute(con, "violations_jsonl", lint=p.lint_id, verify=p.verify_id, iso=data.ISO_FORMAT)
     keys = ("invocation_id", "agent_id", "grounding_mode", "completed_at", "check", "seq", "code", "message", "change")
     titles: dict = {}
 
@@ -112,8 +112,7 @@ def jsonl(con, p: data.Passes, path: Path) -> Path:
             chunk = cur.fetchmany(20000)
             if not chunk:
                 break
-            fh.write(b"".join(orjson.dumps(dict(zip(keys, (data._iso(x) if i == 3 else x for i, x in enumerate(row))),
-                                                title=title(row[6]))) + b"\n"
+            fh.write(b"".join(orjson.dumps(dict(zip(keys, row), title=title(row[6])), option=orjson.OPT_APPEND_NEWLINE)
                               for row in chunk))
     tmp.replace(path)
     return path
