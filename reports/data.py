@@ -149,7 +149,9 @@ def build_state(con, p: Passes, *, keep: str | None = None) -> None:
     ``key``): the rows are kept in the warehouse (STATE_TABLE) for the next nightly, and taken
     from there when the kept ones are the baseline's under the same key and the nightly's passes
     are the baseline's (sql/reports/state_same_passes.sql: every failing run still failing, no
-    row to compute). Without it, a temp table."""
+    row to compute). Without it, a temp table. Beside it, the temp table report_pass_violations
+    (sql/reports/report_pass_violations.sql): the violations of ``p``'s passes, which the
+    per-rule, per-mode and per-agent counts, the metrics and violations.jsonl read."""
     build_violations(con, p.nightly_id)
     # The baseline as nightly_changes has it (the view nightly_passes), whatever ``p`` says.
     passes = _one(con, "nightly_passes", nightly=p.nightly_id)
@@ -178,6 +180,9 @@ def build_state(con, p: Passes, *, keep: str | None = None) -> None:
             con.execute(f"CREATE TEMP VIEW report_state AS SELECT * FROM {STATE_TABLE}")
         con.execute(f"DELETE FROM {STATE_KEY}")
         con.execute(f"INSERT INTO {STATE_KEY} VALUES (?, ?)", [p.nightly_id, keep])
+    # The passes' violations with their runs' state, which several report queries count.
+    execute(con, "report_pass_violations", lint=p.lint_id, verify=p.verify_id,
+            prefix="CREATE OR REPLACE TEMP TABLE report_pass_violations AS\n")
     if p.nightly_id is not None:
         keep_counts(con, p.nightly_id, baseline)
 
@@ -298,12 +303,12 @@ def passes_info(con, p: Passes) -> dict:
 
 def by_rule(con, p: Passes) -> list[dict]:
     """Per rule code: violations, runs, runs new tonight."""
-    return rows(con, "violations_by_rule", lint=p.lint_id, verify=p.verify_id)
+    return rows(con, "violations_by_rule")
 
 
 def by_rule_mode(con, p: Passes) -> dict:
     """Violations by rule × grounding mode (a small matrix: rules are few, modes are few)."""
-    found = rows(con, "violations_by_rule_mode", lint=p.lint_id, verify=p.verify_id)
+    found = rows(con, "violations_by_rule_mode")
     counts: dict[str, dict[str, int]] = {}
     mode_totals: dict[str, int] = {}
     for r in found:
@@ -329,7 +334,7 @@ def by_rule_mode(con, p: Passes) -> dict:
 
 def by_rule_agent_mode(con, p: Passes, top: int) -> dict:
     """Violations by rule × agent × grounding mode, largest first, top N (and how many more)."""
-    return _top(con, "violations_by_rule_agent_mode", lint=p.lint_id, verify=p.verify_id, top=top)
+    return _top(con, "violations_by_rule_agent_mode", top=top)
 
 
 def trend_by_day(con, days: int = 90) -> list[dict]:
@@ -420,7 +425,7 @@ def trend_by_completion(con, p: Passes, agents: list) -> dict:
                "failing": int(totals.get(a, {}).get("failing", 0)), "new": int(totals.get(a, {}).get("new", 0))}
               for a in slots]
     per_rule: dict[str, dict] = {}
-    for r in rows(con, "trend_rules_by_completion", width=width, since=since, lint=p.lint_id, verify=p.verify_id):
+    for r in rows(con, "trend_rules_by_completion", width=width, since=since):
         per_rule.setdefault(r["code"], {})[r["slot"]] = r["runs"]
     per_agent: dict = {}
     if agents:
@@ -508,7 +513,7 @@ def ingest_issues(con, p: Passes, top: int) -> dict:
 def worst_agents(con, p: Passes, top: int) -> list[dict]:
     """Agents with the most failing runs now (ties: higher failure rate, then id), with each
     agent's most frequent rule."""
-    return rows(con, "worst_agents", lint=p.lint_id, verify=p.verify_id, top=top)
+    return rows(con, "worst_agents", top=top)
 
 
 def failing_runs(con, limit: int | None = None, offset: int = 0) -> list[dict]:

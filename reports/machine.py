@@ -81,7 +81,7 @@ def _mode_label(mode) -> str:
 
 def prometheus(con, p: data.Passes, totals: dict, meta: dict) -> str:
     """Prometheus text exposition (textfile collector)."""
-    rows = data.execute(con, "metrics_violations", lint=p.lint_id, verify=p.verify_id).fetchall()
+    rows = data.execute(con, "metrics_violations").fetchall()
     per_agent: dict = {}
     for _, _, agent, _, n in rows:
         per_agent[agent] = per_agent.get(agent, 0) + n
@@ -97,7 +97,7 @@ def prometheus(con, p: data.Passes, totals: dict, meta: dict) -> str:
 def jsonl(con, p: data.Passes, path: Path) -> Path:
     """violations.jsonl: one object per violation of tonight's lint and verify passes."""
     tmp = path.with_name(f".{path.name}.tmp")
-    cur = data.execute(con, "violations_jsonl", lint=p.lint_id, verify=p.verify_id, iso=data.ISO_FORMAT)
+    cur = data.execute(con, "violations_jsonl", iso=data.ISO_FORMAT)
     keys = ("invocation_id", "agent_id", "grounding_mode", "completed_at", "check", "seq", "code", "message", "change")
     titles: dict = {}
 

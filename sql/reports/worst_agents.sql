@@ -1,6 +1,6 @@
 -- worst_agents: the $top agents with the most failing runs in report_state (ties: higher failure
 -- rate, then id): runs judged, failing, new, violations, and each agent's most frequent rule code.
--- $lint, $verify: the passes; $top: how many.
+-- $top: how many (the passes' violations are report_pass_violations: reports/data.py build_state).
 WITH a AS (
     SELECT agent_id, COUNT(*) AS runs,
            COUNT(*) FILTER (WHERE failing) AS failing,
@@ -10,12 +10,10 @@ WITH a AS (
     WHERE g_status IS NOT NULL OR s_status IS NOT NULL
     GROUP BY agent_id
 ), c AS (
-    SELECT st.agent_id, v.code, COUNT(*) AS n,
-           ROW_NUMBER() OVER (PARTITION BY st.agent_id ORDER BY COUNT(*) DESC, v.code) AS rk
-    FROM report_state st
-    JOIN report_violations v ON v.invocation_id = st.invocation_id
-    WHERE v.lint_id = $lint OR v.lint_id = $verify
-    GROUP BY st.agent_id, v.code
+    SELECT agent_id, code, COUNT(*) AS n,
+           ROW_NUMBER() OVER (PARTITION BY agent_id ORDER BY COUNT(*) DESC, code) AS rk
+    FROM report_pass_violations
+    GROUP BY agent_id, code
 )
 SELECT a.agent_id, a.runs, a.failing, a.new, a.violations,
        ROUND(100.0 * a.failing / a.runs, 1) AS failing_pct,
