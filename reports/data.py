@@ -163,6 +163,7 @@ def build_state(con, p: Passes, *, keep: str | None = None) -> None:
     sql = state_sql(passes, shortcut=own)
     params = {"nightly": p.nightly_id, "baseline": baseline, "lint": p.lint_id, "verify": p.verify_id}
     _drop_state(con)
+    taken = False
     if keep is None or p.nightly_id is None or not own:
         execute_sql(con, sql, prefix="CREATE TEMP TABLE report_state AS\n", **params)  # what every report query reads
     else:
@@ -184,7 +185,7 @@ def build_state(con, p: Passes, *, keep: str | None = None) -> None:
     execute(con, "report_pass_violations", lint=p.lint_id, verify=p.verify_id,
             prefix="CREATE OR REPLACE TEMP TABLE report_pass_violations AS\n")
     if p.nightly_id is not None:
-        keep_counts(con, p.nightly_id, baseline)
+        keep_counts(con, p.nightly_id, baseline, as_baseline=taken)
 
 
 # The rows of report_state of the latest nightly that built them, and the row saying which
@@ -250,20 +251,28 @@ def count_earlier(con, nightly_id: int, baseline: int | None) -> None:
     con.execute("INSERT INTO nightly_counted SELECT UNNEST($n)", {"n": missing})
 
 
-def keep_counts(con, nightly_id: int, baseline: int | None) -> None:
+def keep_counts(con, nightly_id: int, baseline: int | None, *, as_baseline: bool = False) -> None:
     """Record nightly ``nightly_id``'s per-nightly rows from report_state: its failing runs and
     the first nightly of their streaks (nightly_failing), its per-agent and per-rule counts (the
     trends). Rows of nightly_failing no later nightly reads (before ``baseline``, or of nightlies
-    that did not finish) are dropped."""
-    n = {"n": nightly_id}
+    that did not finish) are dropped. ``as_baseline``: report_state is the baseline's kept rows
+    (state_same_passes.sql: the same passes judged the same runs), so the counts are the
+    baseline's, copied instead of counted again."""
+    n = {"n": nightly_id, "b": baseline}
     for table in ("nightly_failing", "nightly_agent_counts", "nightly_rule_counts", "nightly_counted"):
-        con.execute(f"DELETE FROM {table} WHERE nightly_id = $n", n)
-    con.execute("INSERT INTO nightly_failing SELECT $n, invocation_id, since_nightly_id FROM report_state WHERE failing", n)
-    con.execute("DELETE FROM nightly_failing WHERE nightly_id < $n AND nightly_id IS DISTINCT FROM $b",
-                {**n, "b": baseline})
-    execute(con, "nightly_agent_counts", nightly=nightly_id, prefix="INSERT INTO nightly_agent_counts\n")
-    execute(con, "rule_counts_from_history", nightlies=[nightly_id], prefix="INSERT INTO nightly_rule_counts\n")
-    con.execute("INSERT INTO nightly_counted VALUES ($n)", n)
+        con.execute(f"DELETE FROM {table} WHERE nightly_id = $n", {"n": nightly_id})
+    con.execute("INSERT INTO nightly_failing SELECT $n, invocation_id, since_nightly_id FROM report_state WHERE failing",
+                {"n": nightly_id})
+    con.execute("DELETE FROM nightly_failing WHERE nightly_id < $n AND nightly_id IS DISTINCT FROM $b", n)
+    if as_baseline:
+        con.execute("INSERT INTO nightly_agent_counts SELECT $n, agent_id, runs, failing "
+                    "FROM nightly_agent_counts WHERE nightly_id = $b", n)
+        con.execute("INSERT INTO nightly_rule_counts SELECT $n, lint_id, code, violations, runs "
+                    "FROM nightly_rule_counts WHERE nightly_id = $b", n)
+    else:
+        execute(con, "nightly_agent_counts", nightly=nightly_id, prefix="INSERT INTO nightly_agent_counts\n")
+        execute(con, "rule_counts_from_history", nightlies=[nightly_id], prefix="INSERT INTO nightly_rule_counts\n")
+    con.execute("INSERT INTO nightly_counted VALUES ($n)", {"n": nightly_id})
 
 
 def totals(con, p: Passes) -> dict:
