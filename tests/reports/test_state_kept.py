@@ -40,6 +40,14 @@ def _kept(con):
         _sorted(con.execute(f"SELECT * FROM {data.STATE_TABLE}"))
 
 
+def _built(con, nightly: int):
+    """The kept rows, after asserting that nightly ``nightly`` built them (its key row) and that
+    they are the rows computing them gives."""
+    (key_row,), rows = _kept(con)
+    assert key_row[0] == nightly and rows == _computed(con, nightly)
+    return rows
+
+
 @pytest.fixture()
 def archive(tmp_path) -> Path:
     root = tmp_path / "archive"
@@ -83,8 +91,7 @@ def test_kept_rows_are_not_taken_after_a_change_or_without_their_key_row(archive
                          config=Config(severity={"GW1": "warn", "GW2": "warn"}))
     con = connect(wh)
     try:
-        (key_row,), rows = _kept(con)
-        assert key_row[0] == warned.nightly_id and rows == _computed(con, warned.nightly_id)
+        _built(con, warned.nightly_id)
         # As if a nightly had died while building the rows: no key row, so they are never taken.
         con.execute(f"DELETE FROM {data.STATE_KEY}")
         con.execute(f"UPDATE {data.STATE_TABLE} SET agent_id = 'not-this-one'")
@@ -94,8 +101,7 @@ def test_kept_rows_are_not_taken_after_a_change_or_without_their_key_row(archive
                         config=Config(severity={"GW1": "warn", "GW2": "warn"}))
     con = connect(wh)
     try:
-        (key_row,), rows = _kept(con)
-        assert key_row[0] == night.nightly_id and rows == _computed(con, night.nightly_id)
+        rows = _built(con, night.nightly_id)
         assert "not-this-one" not in {r[rows[0].index("agent_id")] for r in rows[1]}
     finally:
         con.close()
