@@ -258,21 +258,20 @@ def keep_counts(con, nightly_id: int, baseline: int | None, *, as_baseline: bool
     that did not finish) are dropped. ``as_baseline``: report_state is the baseline's kept rows
     (state_same_passes.sql: the same passes judged the same runs), so the counts are the
     baseline's, copied instead of counted again."""
-    n = {"n": nightly_id, "b": baseline}
+    n, nb = {"n": nightly_id}, {"n": nightly_id, "b": baseline}
     for table in ("nightly_failing", "nightly_agent_counts", "nightly_rule_counts", "nightly_counted"):
-        con.execute(f"DELETE FROM {table} WHERE nightly_id = $n", {"n": nightly_id})
-    con.execute("INSERT INTO nightly_failing SELECT $n, invocation_id, since_nightly_id FROM report_state WHERE failing",
-                {"n": nightly_id})
-    con.execute("DELETE FROM nightly_failing WHERE nightly_id < $n AND nightly_id IS DISTINCT FROM $b", n)
+        con.execute(f"DELETE FROM {table} WHERE nightly_id = $n", n)
+    con.execute("INSERT INTO nightly_failing SELECT $n, invocation_id, since_nightly_id FROM report_state WHERE failing", n)
+    con.execute("DELETE FROM nightly_failing WHERE nightly_id < $n AND nightly_id IS DISTINCT FROM $b", nb)
     if as_baseline:
         con.execute("INSERT INTO nightly_agent_counts SELECT $n, agent_id, runs, failing "
-                    "FROM nightly_agent_counts WHERE nightly_id = $b", n)
+                    "FROM nightly_agent_counts WHERE nightly_id = $b", nb)
         con.execute("INSERT INTO nightly_rule_counts SELECT $n, lint_id, code, violations, runs "
-                    "FROM nightly_rule_counts WHERE nightly_id = $b", n)
+                    "FROM nightly_rule_counts WHERE nightly_id = $b", nb)
     else:
         execute(con, "nightly_agent_counts", nightly=nightly_id, prefix="INSERT INTO nightly_agent_counts\n")
         execute(con, "rule_counts_from_history", nightlies=[nightly_id], prefix="INSERT INTO nightly_rule_counts\n")
-    con.execute("INSERT INTO nightly_counted VALUES ($n)", {"n": nightly_id})
+    con.execute("INSERT INTO nightly_counted VALUES ($n)", n)
 
 
 def totals(con, p: Passes) -> dict:
