@@ -77,7 +77,7 @@ def build_reports(con, out: Path, p: data.Passes, meta: dict, *, state_ready: bo
     result = ReportResult(out_dir=out, fleet_html=out / "fleet.html", totals=d["totals"], runs=runs, files=files,
                           seconds=seconds, warnings=d["warnings"])
     if defer_metrics:
-        result.metrics = lambda: machine.write_metrics(con, out, p, d["totals"], meta)
+        result.metrics = lambda: machine.write_metrics(con, out, d["totals"], meta)
     return result
 
 

@@ -309,13 +309,14 @@ def passes_info(con, p: Passes) -> dict:
     }
 
 
-def by_rule(con, p: Passes) -> list[dict]:
-    """Per rule code: violations, runs, runs new tonight."""
+def by_rule(con) -> list[dict]:
+    """Per rule code: violations, runs, runs new tonight (of the passes build_state ran for)."""
     return rows(con, "violations_by_rule")
 
 
-def by_rule_mode(con, p: Passes) -> dict:
-    """Violations by rule × grounding mode (a small matrix: rules are few, modes are few)."""
+def by_rule_mode(con) -> dict:
+    """Violations by rule × grounding mode (a small matrix: rules are few, modes are few), of the
+    passes build_state ran for."""
     found = rows(con, "violations_by_rule_mode")
     counts: dict[str, dict[str, int]] = {}
     mode_totals: dict[str, int] = {}
@@ -340,8 +341,9 @@ def by_rule_mode(con, p: Passes) -> dict:
     return {"modes": modes, "rows": matrix}
 
 
-def by_rule_agent_mode(con, p: Passes, top: int) -> dict:
-    """Violations by rule × agent × grounding mode, largest first, top N (and how many more)."""
+def by_rule_agent_mode(con, top: int) -> dict:
+    """Violations by rule × agent × grounding mode, largest first, top N (and how many more), of
+    the passes build_state ran for."""
     return _top(con, "violations_by_rule_agent_mode", top=top)
 
 
@@ -518,9 +520,9 @@ def ingest_issues(con, p: Passes, top: int) -> dict:
     return {"kinds": kinds, "rows": found, "total": total, "more": max(0, total - len(found))}
 
 
-def worst_agents(con, p: Passes, top: int) -> list[dict]:
+def worst_agents(con, top: int) -> list[dict]:
     """Agents with the most failing runs now (ties: higher failure rate, then id), with each
-    agent's most frequent rule."""
+    agent's most frequent rule (in the passes build_state ran for)."""
     return rows(con, "worst_agents", top=top)
 
 

@@ -79,8 +79,8 @@ def _mode_label(mode) -> str:
     return mode if mode in KNOWN_MODES else "other"
 
 
-def prometheus(con, p: data.Passes, totals: dict, meta: dict) -> str:
-    """Prometheus text exposition (textfile collector)."""
+def prometheus(con, totals: dict, meta: dict) -> str:
+    """Prometheus text exposition (textfile collector) of the passes data.build_state ran for."""
     rows = data.execute(con, "metrics_violations").fetchall()
     per_agent: dict = {}
     for _, _, agent, _, n in rows:
@@ -94,8 +94,9 @@ def prometheus(con, p: data.Passes, totals: dict, meta: dict) -> str:
     return render("metrics.prom", violations=sorted(series.items(), key=lambda kv: kv[0]), t=totals, meta=meta)
 
 
-def jsonl(con, p: data.Passes, path: Path) -> Path:
-    """violations.jsonl: one object per violation of tonight's lint and verify passes."""
+def jsonl(con, path: Path) -> Path:
+    """violations.jsonl: one object per violation of tonight's lint and verify passes (those
+    data.build_state ran for)."""
     tmp = path.with_name(f".{path.name}.tmp")
     cur = data.execute(con, "violations_jsonl", iso=data.ISO_FORMAT)
     keys = ("invocation_id", "agent_id", "grounding_mode", "completed_at", "check", "seq", "code", "message", "change")
@@ -121,12 +122,12 @@ def jsonl(con, p: data.Passes, path: Path) -> Path:
 METRICS_FILE = Path("metrics") / "groundwork.prom"
 
 
-def write_metrics(con, out: Path, p: data.Passes, totals: dict, meta: dict) -> Path:
+def write_metrics(con, out: Path, totals: dict, meta: dict) -> Path:
     """metrics/groundwork.prom, whose last-success timestamp is now: written only once the
     nightly has succeeded (``meta.started_epoch`` gives the duration)."""
     now = time.time()
     meta = dict(meta, finished_epoch=round(now, 3), duration_seconds=round(now - meta.get("started_epoch", now), 3))
-    return write_atomic(out / METRICS_FILE, prometheus(con, p, totals, meta).encode("utf-8"))
+    return write_atomic(out / METRICS_FILE, prometheus(con, totals, meta).encode("utf-8"))
 
 
 def write(con, out: Path, p: data.Passes, totals: dict, meta: dict, *, metrics: bool = True,
@@ -134,7 +135,7 @@ def write(con, out: Path, p: data.Passes, totals: dict, meta: dict, *, metrics: 
     """junit.xml, violations.jsonl and (unless ``metrics`` is False: the caller writes it once
     the nightly has finished, ``write_metrics``) the metrics textfile. ``kept``: as for ``junit``."""
     files = [write_atomic(out / "junit.xml", junit(con, p, meta, kept).encode("utf-8")),
-             jsonl(con, p, out / "violations.jsonl")]
+             jsonl(con, out / "violations.jsonl")]
     if metrics:
-        files.insert(1, write_metrics(con, out, p, totals, meta))
+        files.insert(1, write_metrics(con, out, totals, meta))
     return files

@@ -108,7 +108,7 @@ def test_first_nightly_counts_every_failing_run_as_new(two_nights):
 def test_rule_agent_mode_breakdown_and_worst_agents(two_nights):
     con, p = two_nights
     data.build_state(con, p)
-    rows = data.by_rule_agent_mode(con, p, 100)["rows"]
+    rows = data.by_rule_agent_mode(con, 100)["rows"]
     got = {(r["code"], r["agent_id"], r["mode"]): (r["violations"], r["runs"], r["new_runs"]) for r in rows}
     assert got == {
         ("G1", "agent.one", "retrieval"): (2, 2, 1),      # a (still), b (new)
@@ -116,9 +116,9 @@ def test_rule_agent_mode_breakdown_and_worst_agents(two_nights):
         ("N1", "agent.two", "retrieval"): (2, 2, 1),      # e (new), h
         ("S1", "agent.two", "retrieval"): (1, 1, 1),      # f
     }
-    worst = data.worst_agents(con, p, 10)
+    worst = data.worst_agents(con, 10)
     assert [(a["agent_id"], a["runs"], a["failing"], a["new"]) for a in worst] == [("agent.two", 4, 3, 2), ("agent.one", 3, 2, 1)]
-    top = data.by_rule_agent_mode(con, p, 2)
+    top = data.by_rule_agent_mode(con, 2)
     assert len(top["rows"]) == 2 and top["total"] == 4 and top["more"] == 2
 
 
@@ -283,7 +283,7 @@ PROM_LINE = re.compile(r'^(# (HELP|TYPE) .*|[a-z_]+(\{([a-z_]+="([^"\\\n]|\\.)*"
 def test_prometheus_textfile_is_valid_exposition_format(two_nights):
     con, p = two_nights
     data.build_state(con, p)
-    text = machine.prometheus(con, p, data.totals(con, p), dict(META, finished_epoch=1796000000.5, duration_seconds=2.5))
+    text = machine.prometheus(con, data.totals(con, p), dict(META, finished_epoch=1796000000.5, duration_seconds=2.5))
     assert text.endswith("\n")
     lines = text.splitlines()
     assert all(PROM_LINE.match(x) for x in lines), [x for x in lines if not PROM_LINE.match(x)]
@@ -296,7 +296,7 @@ def test_prometheus_textfile_is_valid_exposition_format(two_nights):
 def test_violations_jsonl_has_one_object_per_violation(two_nights, tmp_path):
     con, p = two_nights
     data.build_state(con, p)
-    machine.jsonl(con, p, tmp_path / "v.jsonl")
+    machine.jsonl(con, tmp_path / "v.jsonl")
     rows = [json.loads(x) for x in (tmp_path / "v.jsonl").read_text().splitlines()]
     assert len(rows) == 7   # a G1, b G1, e N1, f G1 + S1, h G1 N1
     f = [r for r in rows if r["invocation_id"] == "f"]
@@ -356,7 +356,7 @@ def test_unusual_modes_with_equal_counts_keep_one_column_order_whatever_order_sq
     seen = []
     for order in (rows, rows[::-1]):
         monkeypatch.setattr(data, "rows", lambda con, name, **params: list(order))
-        seen.append(data.by_rule_mode(None, data.Passes(lint_id=1, verify_id=None)))
+        seen.append(data.by_rule_mode(None))
     assert seen[0] == seen[1]
     assert seen[0]["modes"] == ["retrieval", "(none)", "telepathy", "zz"]
 
