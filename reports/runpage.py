@@ -24,7 +24,7 @@ from pathlib import Path
 
 from groundwork.core.escape import slug
 from groundwork.reports import data, manifests
-from groundwork.reports.output import write_atomic
+from groundwork.reports.output import write_atomic, write_bytes
 from groundwork.reports.render import render_html
 
 BATCH = 5000        # runs per page-data batch
@@ -84,14 +84,13 @@ def write_texts(con, out: Path, manifest: manifests.Manifest, result: RunOutputs
             if texts.get(sl) == key and (g is None or (d / "grounding.txt").exists()):
                 result.texts_kept += 1
                 continue
-            d.mkdir(parents=True, exist_ok=True)
             for name, text in (("grounding.txt", g), ("sources.txt", s)):
                 f = d / name
                 if text is None:
                     if name == "grounding.txt" or s_status is not None:
                         f.unlink(missing_ok=True)  # unlintable/unverifiable: the workbench writes nothing
                 else:
-                    f.write_bytes((text + "\n").encode("utf-8", "replace"))
+                    write_bytes(f, (text + "\n").encode("utf-8", "replace"))
             manifest.put("texts", sl, key)
             result.texts_written += 1
     if scoped:
@@ -135,7 +134,6 @@ def write_pages(con, out: Path, p: data.Passes, meta: dict, manifest: manifests.
         for inv, page in collect(con, p, batch).items():
             sl = slug(inv)
             d = runs_dir / sl
-            d.mkdir(parents=True, exist_ok=True)
             tl = page.pop("_timeline")
             html = render_html("run.html", d={"meta": meta, "run": page}, tl=tl, root="../../")
             write_atomic(d / "index.html", html)
