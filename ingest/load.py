@@ -28,11 +28,9 @@ import sys
 import threading
 import time
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -144,6 +142,11 @@ class _Pool:
 
     def __enter__(self):
         if self.workers > 0 and self.ex is None:
+            # imported here: a nightly with few new runs starts no parser process, and importing
+            # the process pool and multiprocessing cost every such nightly ~7 ms
+            from concurrent.futures import ProcessPoolExecutor
+            from multiprocessing import get_context
+
             self.ex = ProcessPoolExecutor(max_workers=self.workers, mp_context=get_context("spawn"),
                                           initializer=_worker_init, initargs=(os.getpid(),))
         return self
