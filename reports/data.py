@@ -528,7 +528,4 @@ def worst_agents(con, top: int) -> list[dict]:
 
 def failing_runs(con, limit: int | None = None, offset: int = 0) -> list[dict]:
     """Failing runs, the latest failing streaks first (since_nightly_id), then newest completion first."""
-    found = rows(con, "failing_runs", limit=limit, offset=offset)
-    for r in found:
-        r["completed_at"] = _iso(r["completed_at"])
-    return found
+    return rows(con, "failing_runs", limit=limit, offset=offset, iso=ISO_FORMAT)
