@@ -1107,9 +1107,9 @@ def _checkpoint(con) -> None:
 
     A quick scan that loaded fewer than CHECKPOINT_RUNS runs does not call it: its rows are a
     few thousand per table, far from DuckDB's row groups, so nothing goes to the file ahead of the
-    checkpoint, and the nightly's close checkpoints them with its passes' rows, once instead of
-    twice (0.15-0.3 s of a nightly after 1,000 new runs at 100,000; they stay in memory until
-    then: its peak RSS went from 448 to 469 MB)."""
+    checkpoint, and the connection's close checkpoints them; in a nightly, with its passes' rows,
+    once instead of twice (0.15-0.3 s of a nightly after 1,000 new runs at 100,000; they stay in
+    memory until then: its peak RSS went from 448 to 469 MB)."""
     try:
         if con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()[0]:
             con.execute("CHECKPOINT")
