@@ -170,7 +170,7 @@ def test_a_drop_in_process_prints_the_same_and_imports_no_cli_framework():
     for proc in (lint, verify):
         assert not _imported(proc.stderr) & {"typer", "click", "pydantic", "rich"}
         # nor pandas (installed with the spark extra), which pyarrow would import at its first
-        # list-to-array conversion: 0.2-0.3 s (groundwork.core.nopandas). importtime lists the
+        # list-to-array conversion: 0.2-0.3 s (groundwork.core.keepout). importtime lists the
         # refused attempt as "pandas"; an import that happened loads pandas.core and the rest.
         assert not any(line.rsplit("|", 1)[1].strip().startswith("pandas.")
                        for line in proc.stderr.decode().splitlines() if line.startswith("import time:"))

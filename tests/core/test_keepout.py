@@ -1,4 +1,4 @@
-"""groundwork.core.nopandas: a process that keeps pandas out still has working pyarrow and DuckDB."""
+"""groundwork.core.keepout: a process that keeps pandas out still has working pyarrow and DuckDB."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 CHECK = r"""
 import sys
-from groundwork.core.nopandas import keep_pandas_out
+from groundwork.core.keepout import keep_pandas_out
 keep_pandas_out()
 import duckdb, pyarrow as pa
 table = pa.table({"id": pa.array(["a", "b"], pa.string())})
