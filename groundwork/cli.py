@@ -9,8 +9,8 @@ run, and building the app (typer and its click) costs more than the lint itself.
 same functions as the typer commands; any other argument list (--help, an option, a usage error)
 goes to typer. ``app`` (the typer app) is built on first use; its option values are coerced
 without pydantic when plainly valid (groundwork.commands.coercion). ``script`` is the process
-entry (the `groundwork` script, `python -m groundwork.cli`): it keeps pandas out of every
-command but `spark` (groundwork.core.keepout).
+entry (the `groundwork` script, `python -m groundwork.cli`): it keeps pandas and numpy out of
+every command but `spark` (groundwork.core.keepout).
 """
 
 from __future__ import annotations
@@ -212,14 +212,15 @@ GC_THRESHOLD = 20_000
 
 def script() -> None:
     """The process entry: ``main`` in a process of its own, which no command but `spark` lets
-    import pandas (0.2-0.3 s that pyarrow would spend on it; groundwork.core.keepout), whose
+    import pandas or numpy (0.2-0.3 s and ~0.08 s that pyarrow would spend on them;
+    groundwork.core.keepout), whose
     collector runs less often (GC_THRESHOLD), and whose drop-in imports run without it
     (``_imports_without_gc``)."""
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
     if sys.argv[1:2] != ["spark"]:
-        from groundwork.core.keepout import keep_pandas_out
+        from groundwork.core.keepout import keep_out
 
-        keep_pandas_out()
+        keep_out()
     main(_imports_without_gc)
 
 

@@ -1,5 +1,5 @@
 """A nightly that finds nothing new imports neither pyarrow, the duckdb package nor pydantic
-(issue 16 point 1).
+(issue 16 point 1); no nightly imports numpy or pandas.
 
 pyarrow is imported where Arrow tables are built or read (a lint or verify pass that judges
 runs, an ingest that writes rows), not at module top, and with it the duckdb package's Python
@@ -23,7 +23,7 @@ import pytest
 
 from ingest_support import synthetic_runs
 
-WATCHED = ("pyarrow", "duckdb", "pydantic")
+WATCHED = ("pyarrow", "duckdb", "pydantic", "numpy", "pandas")
 # The console script, reporting at exit which of WATCHED the process imported.
 SCRIPT = r"""
 import atexit, sys
@@ -68,6 +68,9 @@ def test_a_nightly_with_nothing_new_imports_neither_pyarrow_duckdb_nor_pydantic(
     first, imported = _nightly(archive, tmp_path)
     assert first["ingest"]["runs_loaded"] == 40
     assert {"pyarrow", "duckdb"} <= set(imported)   # the first nightly parses and judges every run
+    # with pyarrow, but without numpy or pandas (installed with the spark extra), which no
+    # command but `spark` uses: groundwork.core.keepout
+    assert not {"numpy", "pandas"} & set(imported)
     assert first["ingest"]["issues_by_kind"].get("unexpected-entry") == 1
 
     second, imported = _nightly(archive, tmp_path)
