@@ -371,14 +371,16 @@ def bench_ingest(work: Path, args) -> dict:
     return out
 
 
-def bench_nightly(work: Path, args) -> dict:
-    n = args.nightly_size
-    print(f"\n== nightlies, {n:,} runs ==", flush=True)
+def nightly_rounds(work: Path, args, n: int, news: list[int] | None = None, lint_all: bool = True) -> dict:
+    """--repeat rounds of the fresh first nightly, the one with nothing changed and the one after
+    new runs were appended (1 % of the archive, or ``news[i]`` runs in round i) at ``n`` runs."""
     runs = synth(work, n)
     sources = runs.parent / "sources.yaml"
     out: dict = {"runs": n, "rounds": [], "settle_s": settle_s()}
     added = 0
-    appended = None  # when the last round's 1 % landed
+    # The archive's last write (a synth just now, or the last round's new runs): a round starts
+    # once it is older than the settle window (``settled``).
+    appended = (runs / "invocations.jsonl").stat().st_mtime
     gw = console_script()
     for i in range(args.repeat):
         wh, rep = work / f"nightly-{n}-{i}.duckdb", work / f"reports-{n}-{i}"
@@ -405,13 +407,13 @@ def bench_nightly(work: Path, args) -> dict:
         settled(appended)
         nightly("fresh first nightly")
         nightly("nothing changed")
-        new = max(1, (n + added) // 100)
+        new = news[i] if news is not None else max(1, (n + added) // 100)
         append_runs(work, runs, new, seed=1000 + i)
         appended = time.time()
         added += new
         nightly("after 1 % new runs")
         one["new_runs"] = new
-        if i == 0:
+        if i == 0 and lint_all:
             relint = [must(run_step(GW + ["lint", "-w", wh, "--all"], env=env, stdout_file=os.devnull), "lint --all")
                       for _ in range(args.repeat)]
             out["lint --all"] = summary(relint)
@@ -431,6 +433,32 @@ def bench_nightly(work: Path, args) -> dict:
         s["x_fresh_cpu"] = statistics.median(r[label]["cpu"] / r["fresh first nightly"]["cpu"] for r in out["rounds"])
         show(label, s, f"   {s['x_fresh_wall']:.2%} of the fresh nightly's wall, {s['x_fresh_cpu']:.2%} of its cpu")
     show("fresh first nightly", out["fresh first nightly"])
+    return out
+
+
+def bench_nightly(work: Path, args) -> dict:
+    """The nightlies at --nightly-size runs; then, when --small-nightly-size is smaller, the same
+    rounds at that size with the same new runs per round (1 % of the larger archive): what the
+    same change costs in an archive a tenth the size."""
+    n = args.nightly_size
+    print(f"\n== nightlies, {n:,} runs ==", flush=True)
+    out = nightly_rounds(work, args, n)
+    small = args.small_nightly_size
+    if 0 < small < n:
+        news = [r["new_runs"] for r in out["rounds"]]
+        print(f"\n== nightlies, {small:,} runs, the same new runs per round ({', '.join(f'{x:,}' for x in news)}) ==", flush=True)
+        sm = nightly_rounds(work, args, small, news, lint_all=False)
+        label = "after 1 % new runs"
+        out["same new runs, smaller archive"] = {
+            "runs": small, "new_runs": news, "fresh first nightly": sm["fresh first nightly"],
+            "nothing changed": sm["nothing changed"], "after new runs": sm[label],
+            # the same change in the larger archive against the smaller one, round by round
+            "x_small_wall": statistics.median(b[label]["wall"] / a[label]["wall"] for a, b in zip(sm["rounds"], out["rounds"])),
+            "x_small_cpu": statistics.median(b[label]["cpu"] / a[label]["cpu"] for a, b in zip(sm["rounds"], out["rounds"])),
+            "rounds": sm["rounds"]}
+        c = out["same new runs, smaller archive"]
+        print(f"  the same new runs: {c['after new runs']['wall']:.2f} s at {small:,} runs, {out[label]['wall']:.2f} s at "
+              f"{n:,} ({c['x_small_wall']:.2f}x wall, {c['x_small_cpu']:.2f}x CPU)", flush=True)
     return out
 
 
@@ -639,10 +667,25 @@ def markdown(res: dict) -> str:
             pw = f"{s['x_fresh_wall']:.2%}" if "x_fresh_wall" in s else "100 %"
             pc_ = f"{s['x_fresh_cpu']:.2%}" if "x_fresh_cpu" in s else "100 %"
             lines.append(f"| {label} | {f3(s['wall'])} | {f3(s['cpu'])} | {pw} | {pc_} | {s['rss_mb']:.0f} |")
+        c = nt.get("same new runs, smaller archive")
+        if c:
+            a, b = c["after new runs"], nt["after 1 % new runs"]
+            lines += ["", f"The same new runs ({', '.join(f'{x:,}' for x in c['new_runs'])} in the rounds) appended to an "
+                      f"archive of {c['runs']:,} runs, the same rounds otherwise: that nightly took {f3(a['wall'])} s wall, "
+                      f"{f3(a['cpu'])} s CPU (its fresh nightly {f3(c['fresh first nightly']['wall'])} s, nothing changed "
+                      f"{f3(c['nothing changed']['wall'])} s); at {nt['runs']:,} runs {f3(b['wall'])} s, {f3(b['cpu'])} s CPU. "
+                      f"The same change in an archive {nt['runs'] / c['runs']:g}× larger cost {c['x_small_wall']:.2f}× "
+                      f"the wall time and {c['x_small_cpu']:.2f}× the CPU time (medians of the rounds' ratios)."]
         lines += ["", "Phases inside each nightly (s, round by round):", ""]
         for i, r in enumerate(nt["rounds"]):
             for label in ("fresh first nightly", "nothing changed", "after 1 % new runs"):
                 lines.append(f"- round {i + 1}, {label}: " + ", ".join(f"{k} {v}" for k, v in r[label]["phases"].items()))
+        if c:
+            for i, r in enumerate(c["rounds"]):
+                for label in ("fresh first nightly", "nothing changed", "after 1 % new runs"):
+                    lines.append(f"- {c['runs']:,} runs, round {i + 1}, "
+                                 f"{'after ' + format(r['new_runs'], ',') + ' new runs' if label.startswith('after') else label}: "
+                                 + ", ".join(f"{k} {v}" for k, v in r[label]["phases"].items()))
         if "lint --all" in nt:
             s = nt["lint --all"]
             lines.append(f"\n`groundwork lint --all` (every rule on every run, as after a rule change) after the first "
@@ -753,6 +796,8 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=20000, help="runs for ingest vs floor (default 20,000)")
     ap.add_argument("--nightly-size", type=int, default=100000, help="runs for the nightlies (default 100,000)")
+    ap.add_argument("--small-nightly-size", type=int, default=10000,
+                    help="the same nightly rounds at this size, with the same new runs per round (default 10,000; 0: not run)")
     ap.add_argument("--rss-sizes", default="20000,100000",
                     help="comma list of archive sizes for peak RSS (default 20000,100000; add 300000 for the big end)")
     ap.add_argument("--repeat", type=int, default=3, help="rounds of each alternating measurement (default 3)")
@@ -778,6 +823,7 @@ def main(argv=None) -> None:
     command = "benchmarks/bench.py " + " ".join(argv if argv is not None else sys.argv[1:])
     if args.quick:
         args.size = args.nightly_size = args.spark_size = args.serve_size = 2000
+        args.small_nightly_size = 1000
         args.rss_sizes, args.repeat, args.calls = "2000", 2, 5
     args.rss_sizes = [int(x) for x in str(args.rss_sizes).split(",") if x.strip()]
     only = {x.strip() for x in args.only.split(",") if x.strip()}
