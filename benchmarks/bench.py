@@ -24,6 +24,8 @@ clock, CPU = user + system of its process tree, peak RSS of its largest process)
                lines at the end of invocations.jsonl); ratios against that round's fresh nightly.
                A round starts once the last round's 1 % is older than the quick scan's settle
                window (SETTLE_NS + 1 s: ``settled``).
+               The same rounds again at --small-nightly-size runs (default 10,000) with the same
+               number of new runs per round: what the same change costs in a smaller archive.
                Then `groundwork lint --all` (a re-lint after a rule change) and the disk taken by
                the run tables, by lint_store and by report_store.
   rss          `groundwork ingest` peak RSS at each of --rss-sizes runs (flat in archive size?).
