@@ -19,9 +19,11 @@ clock, CPU = user + system of its process tree, peak RSS of its largest process)
   nightly      `groundwork nightly ... --json --quiet` (the console script; its phase times read from
                its JSON document) at --nightly-size runs, --repeat rounds of: a truly fresh first nightly (new
                warehouse, new report folder, empty groundwork cache folder: no template, no
-               compiled templates), the next nightly with nothing changed, and one after 1 % new
-               runs were appended to the same archive as the workbench would (new folders, new
-               lines at the end of invocations.jsonl); ratios against that round's fresh nightly.
+               compiled templates), the next nightly with nothing changed, one after one new run
+               (its fixed and archive-sized cost), and one after 1 % new runs were appended to the
+               same archive as the workbench would (new folders, new lines at the end of
+               invocations.jsonl); ratios against that round's fresh nightly, and what each
+               nightly added to the warehouse file.
                A round starts once the last round's 1 % is older than the quick scan's settle
                window (SETTLE_NS + 1 s: ``settled``).
                The same rounds again at --small-nightly-size runs (default 10,000) with the same
@@ -236,6 +238,7 @@ def synth(work: Path, n: int, seed: int = 1) -> Path:
     return arch / "runs"
 
 
+NIGHTLIES = ("fresh first nightly", "nothing changed", "after one new run", "after 1 % new runs")  # each round's, in order
 GROWN = "runs-were-appended"  # marks an archive the nightlies grew: not reused as a synth archive
 
 
@@ -403,12 +406,20 @@ def nightly_rounds(work: Path, args, n: int, news: list[int] | None = None, lint
                 s["phases"] = json.loads(s.pop("stdout"))["seconds"]   # the document is not kept in results.json
             except (ValueError, KeyError, TypeError):
                 s["phases"] = {}
+            s["warehouse_bytes"] = sum(p.stat().st_size for p in wh.parent.glob(wh.name + "*") if p.is_file())
             one[label] = s
-            show(f"round {i + 1}: {label}", {**s, "n": 1}, "   " + ", ".join(f"{k} {v}" for k, v in s["phases"].items()))
+            show(f"round {i + 1}: {label}", {**s, "n": 1}, "   " + ", ".join(f"{k} {v}" for k, v in s["phases"].items())
+                 + f"; warehouse {s['warehouse_bytes'] / 1e6:.1f} MB")
 
         settled(appended)
         nightly("fresh first nightly")
         nightly("nothing changed")
+        # One new run, older than the settle window when the nightly starts (as a run that landed
+        # in the day): the nightly's cost when almost nothing changed, fixed and archive-sized parts.
+        append_runs(work, runs, 1, seed=2000 + i)
+        added += 1
+        settled(time.time())
+        nightly("after one new run")
         new = news[i] if news is not None else max(1, (n + added) // 100)
         append_runs(work, runs, new, seed=1000 + i)
         appended = time.time()
@@ -427,9 +438,15 @@ def nightly_rounds(work: Path, args, n: int, news: list[int] | None = None, lint
         if not args.keep:
             unlink_warehouse(wh)
             shutil.rmtree(rep, ignore_errors=True)
-    for label in ("fresh first nightly", "nothing changed", "after 1 % new runs"):
+    for label in NIGHTLIES:
         out[label] = summary([r[label] for r in out["rounds"]])
-    for label in ("nothing changed", "after 1 % new runs"):
+        # what the nightly added to the warehouse file (and its WAL), median of the rounds
+        before = {"fresh first nightly": None, "nothing changed": "fresh first nightly",
+                  "after one new run": "nothing changed", "after 1 % new runs": "after one new run"}[label]
+        if before is not None:
+            out[label]["grew_mb"] = statistics.median(
+                (r[label]["warehouse_bytes"] - r[before]["warehouse_bytes"]) / 1e6 for r in out["rounds"])
+    for label in NIGHTLIES[1:]:
         s = out[label]
         s["x_fresh_wall"] = statistics.median(r[label]["wall"] / r["fresh first nightly"]["wall"] for r in out["rounds"])
         s["x_fresh_cpu"] = statistics.median(r[label]["cpu"] / r["fresh first nightly"]["cpu"] for r in out["rounds"])
@@ -453,14 +470,15 @@ def bench_nightly(work: Path, args) -> dict:
         label = "after 1 % new runs"
         out["same new runs, smaller archive"] = {
             "runs": small, "new_runs": news, "fresh first nightly": sm["fresh first nightly"],
-            "nothing changed": sm["nothing changed"], "after new runs": sm[label],
+            "nothing changed": sm["nothing changed"], "after one new run": sm["after one new run"], "after new runs": sm[label],
             # the same change in the larger archive against the smaller one, round by round
             "x_small_wall": statistics.median(b[label]["wall"] / a[label]["wall"] for a, b in zip(sm["rounds"], out["rounds"])),
             "x_small_cpu": statistics.median(b[label]["cpu"] / a[label]["cpu"] for a, b in zip(sm["rounds"], out["rounds"])),
             "rounds": sm["rounds"]}
         c = out["same new runs, smaller archive"]
         print(f"  the same new runs: {c['after new runs']['wall']:.2f} s at {small:,} runs, {out[label]['wall']:.2f} s at "
-              f"{n:,} ({c['x_small_wall']:.2f}x wall, {c['x_small_cpu']:.2f}x CPU)", flush=True)
+              f"{n:,} ({c['x_small_wall']:.2f}x wall, {c['x_small_cpu']:.2f}x CPU); one new run: "
+              f"{c['after one new run']['wall']:.2f} s and {out['after one new run']['wall']:.2f} s", flush=True)
     return out
 
 
@@ -655,20 +673,29 @@ def markdown(res: dict) -> str:
         lines += [f"## Nightlies, {nt['runs']:,} runs", "",
                   f"`groundwork nightly RUNS_DIR -w W --sources FILE --out DIR --json --quiet`, the command as a user runs it "
                   f"(phase times from its JSON document; before each, untimed, `sync` writes back what the last step wrote). {args['repeat']} rounds of: a fresh first nightly (new warehouse, new report folder, empty cache "
-                  "folder), the next one with nothing changed, and one after 1 % new runs were appended to the archive "
-                  "(each round's archive is the last one's plus its 1 %"
+                  "folder), the next one with nothing changed, one after one new run was appended, and one after 1 % new "
+                  "runs were appended to the archive (each round's archive is the last one's plus its new runs"
                   + (f"; a round starts once the last one's 1 % is {nt['settle_s']:g} s old, past the quick scan's settle "
                      "window, as for a nightly a day after the last: a run written within that window before an ingest "
                      "started is looked at again by the next one" if "settle_s" in nt else "") + "). "
                   "Targets: nothing changed ≤ 2 % and 1 % new ≤ 5 % "
                   "of the fresh nightly (wall and CPU). *% of fresh* is the median of the rounds' own ratios (each nightly "
                   "against its round's fresh one), not the ratio of the medians.", "",
-                  "| nightly | wall s | CPU s | % of fresh (wall) | % of fresh (CPU) | peak RSS MB |", "|---|---:|---:|---:|---:|---:|"]
-        for label in ("fresh first nightly", "nothing changed", "after 1 % new runs"):
+                  "| nightly | wall s | CPU s | % of fresh (wall) | % of fresh (CPU) | peak RSS MB | warehouse grew MB |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
+        for label in NIGHTLIES:
+            if label not in nt:
+                continue
             s = nt[label]
             pw = f"{s['x_fresh_wall']:.2%}" if "x_fresh_wall" in s else "100 %"
             pc_ = f"{s['x_fresh_cpu']:.2%}" if "x_fresh_cpu" in s else "100 %"
-            lines.append(f"| {label} | {f3(s['wall'])} | {f3(s['cpu'])} | {pw} | {pc_} | {s['rss_mb']:.0f} |")
+            grew = f"{s['grew_mb']:.1f}" if "grew_mb" in s else "–"
+            lines.append(f"| {label} | {f3(s['wall'])} | {f3(s['cpu'])} | {pw} | {pc_} | {s['rss_mb']:.0f} | {grew} |")
+        if "after one new run" in nt:
+            lines += ["", "*after one new run*: one run appended (older than the settle window when the nightly starts), "
+                      "so the nightly's cost when almost nothing changed: what every nightly with any change pays, "
+                      "before the cost of the change itself. *warehouse grew*: the warehouse file and its WAL after "
+                      "the nightly against before it (median of the rounds)."]
         c = nt.get("same new runs, smaller archive")
         if c:
             a, b = c["after new runs"], nt["after 1 % new runs"]
@@ -678,13 +705,20 @@ def markdown(res: dict) -> str:
                       f"{f3(c['nothing changed']['wall'])} s); at {nt['runs']:,} runs {f3(b['wall'])} s, {f3(b['cpu'])} s CPU. "
                       f"The same change in an archive {nt['runs'] / c['runs']:g}× larger cost {c['x_small_wall']:.2f}× "
                       f"the wall time and {c['x_small_cpu']:.2f}× the CPU time (medians of the rounds' ratios)."]
+            if "after one new run" in c and "after one new run" in nt:
+                o, p_ = c["after one new run"], nt["after one new run"]
+                lines[-1] += (f" One new run: {f3(o['wall'])} s wall, {f3(o['cpu'])} s CPU at {c['runs']:,} runs "
+                              f"(the warehouse grew {o.get('grew_mb', 0):.1f} MB), {f3(p_['wall'])} s, {f3(p_['cpu'])} s CPU "
+                              f"at {nt['runs']:,} (grew {p_.get('grew_mb', 0):.1f} MB); the new runs of the 1 % nightly "
+                              f"added {f3(b['wall'] - p_['wall'])} s wall at {nt['runs']:,} runs and "
+                              f"{f3(a['wall'] - o['wall'])} s at {c['runs']:,} beyond one new run.")
         lines += ["", "Phases inside each nightly (s, round by round):", ""]
         for i, r in enumerate(nt["rounds"]):
-            for label in ("fresh first nightly", "nothing changed", "after 1 % new runs"):
+            for label in (x for x in NIGHTLIES if x in r):
                 lines.append(f"- round {i + 1}, {label}: " + ", ".join(f"{k} {v}" for k, v in r[label]["phases"].items()))
         if c:
             for i, r in enumerate(c["rounds"]):
-                for label in ("fresh first nightly", "nothing changed", "after 1 % new runs"):
+                for label in (x for x in NIGHTLIES if x in r):
                     lines.append(f"- {c['runs']:,} runs, round {i + 1}, "
                                  f"{'after ' + format(r['new_runs'], ',') + ' new runs' if label.startswith('after') else label}: "
                                  + ", ".join(f"{k} {v}" for k, v in r[label]["phases"].items()))
