@@ -720,7 +720,7 @@ def markdown(res: dict) -> str:
             for i, r in enumerate(c["rounds"]):
                 for label in (x for x in NIGHTLIES if x in r):
                     lines.append(f"- {c['runs']:,} runs, round {i + 1}, "
-                                 f"{'after ' + format(r['new_runs'], ',') + ' new runs' if label.startswith('after') else label}: "
+                                 f"{'after ' + format(r['new_runs'], ',') + ' new runs' if label == 'after 1 % new runs' else label}: "
                                  + ", ".join(f"{k} {v}" for k, v in r[label]["phases"].items()))
         if "lint --all" in nt:
             s = nt["lint --all"]
