@@ -438,12 +438,10 @@ def nightly_rounds(work: Path, args, n: int, news: list[int] | None = None, lint
         if not args.keep:
             unlink_warehouse(wh)
             shutil.rmtree(rep, ignore_errors=True)
-    for label in NIGHTLIES:
+    for k, label in enumerate(NIGHTLIES):
         out[label] = summary([r[label] for r in out["rounds"]])
-        # what the nightly added to the warehouse file (and its WAL), median of the rounds
-        before = {"fresh first nightly": None, "nothing changed": "fresh first nightly",
-                  "after one new run": "nothing changed", "after 1 % new runs": "after one new run"}[label]
-        if before is not None:
+        if k:  # what the nightly added to the warehouse file (and its WAL) after the one before it, median of the rounds
+            before = NIGHTLIES[k - 1]
             out[label]["grew_mb"] = statistics.median(
                 (r[label]["warehouse_bytes"] - r[before]["warehouse_bytes"]) / 1e6 for r in out["rounds"])
     for label in NIGHTLIES[1:]:
