@@ -377,8 +377,9 @@ def bench_ingest(work: Path, args) -> dict:
 
 
 def nightly_rounds(work: Path, args, n: int, news: list[int] | None = None, lint_all: bool = True) -> dict:
-    """--repeat rounds of the fresh first nightly, the one with nothing changed and the one after
-    new runs were appended (1 % of the archive, or ``news[i]`` runs in round i) at ``n`` runs."""
+    """--repeat rounds of the nightlies of NIGHTLIES at ``n`` runs: the fresh first one, the one
+    with nothing changed, the one after one new run and the one after new runs were appended (1 %
+    of the archive, or ``news[i]`` runs in round i)."""
     runs = synth(work, n)
     sources = runs.parent / "sources.yaml"
     out: dict = {"runs": n, "rounds": [], "settle_s": settle_s()}
@@ -718,7 +719,7 @@ def markdown(res: dict) -> str:
             for i, r in enumerate(c["rounds"]):
                 for label in (x for x in NIGHTLIES if x in r):
                     lines.append(f"- {c['runs']:,} runs, round {i + 1}, "
-                                 f"{'after ' + format(r['new_runs'], ',') + ' new runs' if label == 'after 1 % new runs' else label}: "
+                                 f"{'after ' + format(r['new_runs'], ',') + ' new runs' if label == NIGHTLIES[-1] else label}: "
                                  + ", ".join(f"{k} {v}" for k, v in r[label]["phases"].items()))
         if "lint --all" in nt:
             s = nt["lint --all"]
