@@ -69,7 +69,7 @@ FROM runs r
 LEFT JOIN lint_cycles c USING (invocation_id)
 LEFT JOIN lint_judged j USING (invocation_id)
 LEFT JOIN lint_counts n USING (invocation_id)
-LEFT JOIN lint_context x USING (invocation_id)
+LEFT JOIN {context} x USING (invocation_id)
 {kept_join}{where}
 """
 
@@ -77,4 +77,4 @@ LEFT JOIN lint_context x USING (invocation_id)
 def base_sql() -> str:
     """The per-run query of a full pass (every run): lintable, reason, mode and counts; binds
     ``$cycle_reason`` (CYCLE_REASON)."""
-    return BASE_SQL.format(where="", kept="", kept_join="")
+    return BASE_SQL.format(where="", kept="", kept_join="", context="lint_context")

@@ -151,3 +151,30 @@ def test_a_delegating_run_is_relinted_when_its_child_changes(tmp_path):
     verdict = second.by_id()[parent["invocation_id"]]
     assert verdict.passed  # findings never change the workbench verdict
     assert verdict.findings == [("GW4", f"GW4: delegated child run '{child['invocation_id']}' is missing from the archive (its folder is gone)")]
+
+
+def test_a_pass_over_a_few_runs_relints_a_delegating_run_whose_child_changed(tmp_path):
+    # A pass over named runs (a watch batch, `lint RUN...`) compares only their children's state
+    # (lint._CONTEXT_OF): the parent's verdict is reused while its child is as it was, and judged
+    # again, with the finding, once the child's folder is gone.
+    parent = EXPECTED["pass/delegation/one-child"]
+    child = EXPECTED["pass/delegation/one-child/child"]
+    runs = tmp_path / "runs"
+    for d in (parent, child, PASSING):
+        shutil.copytree(CORPUS / "runs" / d["invocation_id"], runs / d["invocation_id"])
+    con = connect(":memory:")
+    ingest.ingest_archive(con, runs)
+    lint_warehouse(con)
+    same = lint_warehouse(con, runs=[parent["invocation_id"], PASSING["invocation_id"]])
+    assert same.reused == 2 and same.fresh == []
+    shutil.rmtree(runs / child["invocation_id"])
+    ingest.ingest_archive(con, runs)
+    again = lint_warehouse(con, runs=[parent["invocation_id"], PASSING["invocation_id"]])
+    assert again.reused == 1 and [v.invocation_id for v in again.fresh] == [parent["invocation_id"]]
+    verdict = again.by_id()[parent["invocation_id"]]
+    assert verdict.passed
+    assert verdict.findings == [("GW4", f"GW4: delegated child run '{child['invocation_id']}' is missing from the archive (its folder is gone)")]
+    stored = con.execute("SELECT v.context_key FROM lint_verdicts v WHERE v.lint_id = ? AND v.invocation_id = ?",
+                         [again.lint_id, parent["invocation_id"]]).fetchall()
+    assert stored == con.execute("SELECT context_key FROM lint_context WHERE invocation_id = ?",
+                                 [parent["invocation_id"]]).fetchall()
