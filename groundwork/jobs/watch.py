@@ -304,7 +304,7 @@ class Watch:
                     for code in v.codes:
                         self.tally.count(self.tally.violations, ("grounding", code))
                 if self.sources is not None:
-                    verify = verify_warehouse(con, self.sources, runs=present, record=True)
+                    verify = verify_warehouse(con, self.sources, runs=present, record=True, pinned_files="trust")
                     for v in verify.runs:
                         self.tally.count(self.tally.runs, ("sources", v.status))
                         for code in v.codes:

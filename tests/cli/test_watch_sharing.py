@@ -6,6 +6,7 @@ run; without file events the watch polls."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -13,7 +14,7 @@ import time
 
 import pytest
 
-from groundwork.core.errors import WarehouseLocked
+from groundwork.core.errors import GroundworkError, WarehouseLocked
 from groundwork.core.warehouse import connect
 from groundwork.jobs.watch import Watch
 from watch_support import ROOT, SOURCES, Lander, WatchProcess, copy_run, corpus_ids, expected_verdict, wait_for_verdicts
@@ -141,3 +142,56 @@ def test_without_file_events_it_polls(tmp_path, monkeypatch):
     assert got[inv]["grounding"] == expected_verdict(inv)["grounding"]
     assert watch.tally.polling
     assert len(errors) == 1 and "file events unavailable" in errors[0] and "polling every" in errors[0]
+
+
+def test_a_pinned_copy_edited_while_it_runs_is_read_again_and_stops_it(tmp_path):
+    """Each batch trusts a pinned copy's file while its size, inode, device, mtime and ctime are
+    as when its bytes last matched the pin (docs/rules.md#sources-configuration), without reading
+    it: it records the files it checked, and a file edited in place (the same size) is read again
+    and no longer matches its pin: the watch stops with that error rather than judge against it."""
+    sources = tmp_path / "sources.yaml"
+    shutil.copy(SOURCES, sources)
+    shutil.copytree(SOURCES.parent / "snapshots", tmp_path / "snapshots")
+    time.sleep(2.1)  # a file changed less than 2 s before it was read is not recorded
+    runs, wh = tmp_path / "runs", tmp_path / "w.duckdb"
+    lander = Lander(runs)
+    first, second = corpus_ids()[:2]
+    judged: list[str] = []
+    failure: list[BaseException] = []
+    watch = Watch(runs, warehouse=wh, sources=sources, out=lambda line: None, err=lambda line: None,
+                  on_batch=lambda batch: judged.extend(batch.runs))
+
+    def run() -> None:
+        try:
+            watch.run()
+        except BaseException as exc:  # noqa: BLE001 - what stopped it, for the assertions
+            failure.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        time.sleep(0.5)
+        lander.land(first)
+        deadline = time.monotonic() + 30
+        while first not in judged and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert first in judged
+        records = tmp_path / "snapshots" / "records.jsonl"
+        data = bytearray(records.read_bytes())
+        data[data.index(b'"', 10)] = ord("'")  # one byte changed, the same size
+        records.write_bytes(bytes(data))
+        lander.land(second)
+        thread.join(30)
+    finally:
+        watch.stop.set()
+        thread.join(30)
+    assert not thread.is_alive()
+    assert second not in judged
+    assert len(failure) == 1 and isinstance(failure[0], GroundworkError)
+    assert "records.jsonl" in str(failure[0]) and "sha256" in str(failure[0]).lower()
+    con = connect(wh, read_only=True)
+    try:
+        recorded = {os.path.basename(f) for f, in con.execute("SELECT file FROM source_files").fetchall()}
+    finally:
+        con.close()
+    assert recorded == {"records.jsonl", "fairsharing.json"}
