@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,16 +76,22 @@ def _archive(work: Path, base: int, landing: int, seed: int):
     from groundwork.synth import generate
 
     stage = work / "stage"
-    generate(stage, base + landing, seed=seed, violation_rate=0.3, workers=2)
-    lines, ids = [], []
+    # The synthetic archive's malformed index lines and odd folders (a few percent) are neither in
+    # the watched archive nor landed: enough runs are made that ``base`` and ``landing`` remain.
+    generate(stage, base + landing + base // 10 + 100, seed=seed, violation_rate=0.3, workers=2)
+    lines, ids, seen = [], [], set()
     for line in (stage / "runs" / "invocations.jsonl").read_text(encoding="utf-8").splitlines():
         try:
             inv = json.loads(line).get("invocation_id")
         except (ValueError, AttributeError):
             continue
-        if isinstance(inv, str) and inv not in ids and (stage / "runs" / inv / "envelope.json").is_file():
-            lines.append(line)  # the synthetic archive's malformed lines and odd folders are not landed
+        if isinstance(inv, str) and inv not in seen and (stage / "runs" / inv / "envelope.json").is_file():
+            lines.append(line)
             ids.append(inv)
+            seen.add(inv)
+    if len(ids) < base + landing:
+        raise SystemExit(f"the synthetic archive holds {len(ids)} runs that can land, not {base + landing}")
+    ids, lines = ids[:base + landing], lines[:base + landing]
     runs = work / "archive" / "runs"
     runs.mkdir(parents=True)
     shutil.copytree(stage / "runs" / "schemas", runs / "schemas")
@@ -127,10 +134,23 @@ def _one_mode(stage: Path, runs: Path, warehouse: Path, sources: Path, landing, 
 
     watch = Watch(runs, warehouse=warehouse, sources=sources, poll=poll, stop=stop, on_batch=on_batch,
                   out=lambda line: None, err=lambda line: print(line, file=sys.stderr))
-    lander = subprocess.Popen([sys.executable, "-c", LANDER, str(stage), str(runs), str(rate), str(times), "1.0"],
-                              stdin=subprocess.PIPE, text=True)
-    lander.stdin.write(json.dumps(landing))
-    lander.stdin.close()
+    landers: list[subprocess.Popen] = []
+
+    def land_once_started() -> None:
+        # The runs land on a watch that has started: read its sources file and caught up with
+        # the archive (a few seconds at 100,000 runs), as on a watch that has been running.
+        while watch.rescan and not stop.is_set():
+            time.sleep(0.05)
+        if stop.is_set():
+            return
+        lander = subprocess.Popen([sys.executable, "-c", LANDER, str(stage), str(runs), str(rate), str(times), "0.5"],
+                                  stdin=subprocess.PIPE, text=True)
+        landers.append(lander)
+        lander.stdin.write(json.dumps(landing))
+        lander.stdin.close()
+
+    starter = threading.Thread(target=land_once_started)
+    starter.start()
     timer = threading.Timer(len(landing) / rate + 120, stop.set)
     timer.start()
     rss_before = _rss_mb()
@@ -139,7 +159,10 @@ def _one_mode(stage: Path, runs: Path, warehouse: Path, sources: Path, landing, 
         watch.run()
     finally:
         timer.cancel()
-        lander.wait()
+        stop.set()
+        starter.join()
+        for lander in landers:
+            lander.wait()
     cpu_after = os.times()
     landed = json.loads(times.read_text())
     latency = [committed[inv] - landed[inv] for inv in landed if inv in committed]
