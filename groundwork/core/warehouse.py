@@ -352,6 +352,11 @@ LOCK_WAIT_ENV = "GROUNDWORK_LOCK_WAIT"
 LOCK_WAIT = 10.0
 
 
+# The longest pause between two tries of an open that waits: `groundwork watch` leaves the file
+# free a little longer than this between two batches (groundwork.jobs.watch.GAP).
+RETRY_PAUSE = 0.05
+
+
 def lock_wait() -> float:
     """Seconds an open waits for another process's lock: $GROUNDWORK_LOCK_WAIT, else LOCK_WAIT."""
     try:
@@ -362,8 +367,8 @@ def lock_wait() -> float:
 
 def _open_waiting(path: str, read_only: bool, wait: float) -> duckdb.DuckDBPyConnection:
     """Open the file; while another process holds a conflicting lock on it, try again (every 10 ms
-    at first, then at most every 100 ms) until ``wait`` seconds have passed, then raise DuckDB's
-    lock error."""
+    at first, then at most every RETRY_PAUSE seconds) until ``wait`` seconds have passed, then
+    raise DuckDB's lock error."""
     deadline = time.monotonic() + wait
     pause = 0.01
     while True:
@@ -374,7 +379,7 @@ def _open_waiting(path: str, read_only: bool, wait: float) -> duckdb.DuckDBPyCon
             if "lock" not in str(exc).lower() or left <= 0:
                 raise
         time.sleep(min(pause, left))
-        pause = min(pause * 2, 0.1)
+        pause = min(pause * 2, RETRY_PAUSE)
 
 
 def quote_identifier(name: str) -> str:

@@ -38,7 +38,7 @@ from groundwork.checks.verify import verify_warehouse
 from groundwork.core.engine import arrow
 from groundwork.core.errors import GroundworkError, WarehouseLocked
 from groundwork.core.escape import visible
-from groundwork.core.warehouse import DEFAULT_PATH, connect
+from groundwork.core.warehouse import DEFAULT_PATH, RETRY_PAUSE, connect
 from groundwork.ingest import issues as K
 from groundwork.ingest.load import ingest_runs
 from groundwork.jobs.landing import MAX_WAITING, SETTLE, IndexTail, Waiting, is_complete, run_name_ok
@@ -46,7 +46,7 @@ from groundwork.reports.output import write_atomic
 from groundwork.reports.render import render
 
 TICK = 0.05          # seconds between two looks at the waiting runs (and at the index)
-GAP = 0.1            # seconds at least between two batches' opens: another process retrying (every <= 0.1 s) gets in
+GAP = RETRY_PAUSE + 0.01  # seconds at least between two batches' opens: another process retrying gets in
 RETRY = 1.0          # seconds before a batch is tried again after finding the warehouse locked
 OPEN_WAIT = 0.5      # seconds a batch's open waits for another process's lock
 BATCH = 500          # runs per batch, at most
