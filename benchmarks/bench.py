@@ -31,7 +31,8 @@ clock, CPU = user + system of its process tree, peak RSS of its largest process)
                Then `groundwork lint --all` (a re-lint after a rule change) and the disk taken by
                the run tables, by lint_store and by report_store.
   rss          `groundwork ingest` peak RSS at each of --rss-sizes runs (flat in archive size?).
-  watch        benchmarks/watch_latency.py's measure(...) when that file exists, else "not measured".
+  watch        benchmarks/watch_latency.py's measure(...) when that file exists, else "not measured": on an
+               archive of 1,000 runs, then of --watch-size runs (what each batch costs in a large archive).
   spark        the function a benchmarks/spark*.py module offers (measure), else "not measured".
   serve        benchmarks/serve_load.py's measure(warehouse): `groundwork serve` under 200 GETs
                from 8 concurrent clients, on the example warehouse and on a --serve-size warehouse
@@ -238,6 +239,7 @@ def synth(work: Path, n: int, seed: int = 1) -> Path:
     return arch / "runs"
 
 
+WATCH_AT_SCALE = "watch, large archive"  # results.json key of the watch latency at --watch-size runs
 NIGHTLIES = ("fresh first nightly", "nothing changed", "after one new run", "after 1 % new runs")  # each round's, in order
 GROWN = "runs-were-appended"  # marks an archive the nightlies grew: not reused as a synth archive
 
@@ -608,16 +610,21 @@ def targets(res: dict) -> list[str]:
         values = [v["rss_mb"] for v in rss.values()]
         rows.append("| ingest peak RSS flat in archive size | " + ", ".join(f"{int(n):,} runs {v['rss_mb']:.0f} MB" for n, v in rss.items())
                     + f" (largest / smallest {max(values) / min(values):.2f}) | {met(max(values) / min(values) <= 1.25)} |")
-    w = res.get("watch")
-    if w is not None:
+    for key in ("watch", WATCH_AT_SCALE):
+        w = res.get(key)
+        if w is None:
+            continue
         ev, po = w.get("events") or {}, w.get("polling") or {}
+        title = "watch: a run's verdict in the warehouse ≤ 1 s after its folder is complete"
+        if w.get("base") is not None:
+            title += f", {w['base']:,} runs in the archive"
         if w.get("measured") and ev.get("median_s") is not None:
-            rows.append("| watch: a run's verdict in the warehouse ≤ 1 s after its folder is complete | "
+            rows.append(f"| {title} | "
                         f"file events: median {ev['median_s']:.2f} s, p95 {ev['p95_s']:.2f} s, max {ev['max_s']:.2f} s "
                         f"({ev.get('runs')} runs); polling: median {po.get('median_s', 0):.2f} s, p95 {po.get('p95_s', 0):.2f} s "
                         f"| {met(ev['max_s'] <= 1.0)} (file events, every run) |")
         else:
-            rows.append("| watch: a run's verdict in the warehouse ≤ 1 s after its folder is complete | not measured | |")
+            rows.append(f"| {title} | not measured | |")
     return rows
 
 
@@ -742,7 +749,7 @@ def markdown(res: dict) -> str:
     sp = res.get("spark")
     if sp and sp.get("measured") and sp.get("spark"):
         lines += spark_section(sp)
-    for key, title in (("watch", "Watch latency"), ("spark", "Spark engine")):
+    for key, title in (("watch", "Watch latency"), (WATCH_AT_SCALE, "Watch latency, a large archive"), ("spark", "Spark engine")):
         if key == "spark" and sp and sp.get("measured") and sp.get("spark"):
             continue
         h = res.get(key)
@@ -838,6 +845,8 @@ def main(argv=None) -> None:
     ap.add_argument("--repeat", type=int, default=3, help="rounds of each alternating measurement (default 3)")
     ap.add_argument("--calls", type=int, default=20, help="drop-in calls of each command, cold and warm (default 20)")
     ap.add_argument("--workbench", default=None, help="the workbench's CLI command (e.g. 'workbench'), timed beside the drop-in")
+    ap.add_argument("--watch-size", type=int, default=100000,
+                    help="runs already in the archive for the second watch latency measurement (default 100,000; 0: not run)")
     ap.add_argument("--spark-size", type=int, default=20000, help="runs for the Spark engine (default 20,000)")
     ap.add_argument("--serve-size", type=int, default=5000, help="runs in the larger served warehouse (default 5,000)")
     ap.add_argument("--only", default="dropin,ingest,nightly,rss,watch,spark,serve", help="comma list of steps to run")
@@ -857,7 +866,7 @@ def main(argv=None) -> None:
         return
     command = "benchmarks/bench.py " + " ".join(argv if argv is not None else sys.argv[1:])
     if args.quick:
-        args.size = args.nightly_size = args.spark_size = args.serve_size = 2000
+        args.size = args.nightly_size = args.spark_size = args.serve_size = args.watch_size = 2000
         args.small_nightly_size = 1000
         args.rss_sizes, args.repeat, args.calls = "2000", 2, 5
     args.rss_sizes = [int(x) for x in str(args.rss_sizes).split(",") if x.strip()]
@@ -883,6 +892,9 @@ def main(argv=None) -> None:
         if "watch" in only:  # benchmarks/watch_latency.py: measure(workdir, *, runs, rate, base, poll, seed)
             res["watch"] = bench_hook("watch latency", ["watch_latency"], {
                 "workdir": work / "watch", **({"runs": 10, "base": 200} if args.quick else {})})
+            if args.watch_size:  # the same on an archive of --watch-size runs: what a batch costs there
+                res[WATCH_AT_SCALE] = bench_hook(f"watch latency, {args.watch_size:,} runs in the archive", ["watch_latency"], {
+                    "workdir": work / "watch", "base": args.watch_size, **({"runs": 10} if args.quick else {})})
         if "spark" in only:  # the Spark engine's benchmark: the first of these modules with measure()
             res["spark"] = bench_hook("spark", ["spark_bench", "spark_latency", "spark"], {
                 "workdir": work / "spark", "runs_dir": lambda: synth(work, args.spark_size),
