@@ -402,11 +402,11 @@ def _lint_fresh(con, chosen, scope_query: str | None, keep_store: bool = False,
     batch = FreshBatch()
     listed = None
     if scope_query is not None:
-        scoped = con.execute(f"SELECT count(*) FROM ({scope_query}) AS s").fetchall()[0][0]
-        if not scoped:
+        first = [r[0] for r in con.execute(f"SELECT invocation_id FROM ({scope_query}) AS s LIMIT {_LISTED_RUNS + 1}").fetchall()]
+        if not first:
             return batch
-        if scoped <= _LISTED_RUNS:
-            listed = [r[0] for r in con.execute(f"SELECT invocation_id FROM ({scope_query}) AS s").fetchall()]
+        if len(first) <= _LISTED_RUNS:
+            listed = first
     if scope_query is None and store.store_readable(con):
         runs = store.store_runs_agree(con)
         if runs is not None:
