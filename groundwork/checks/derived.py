@@ -253,38 +253,38 @@ def derive(workspace: Workspace, target: str, scoped: bool,
 
 # The run tables the derived relations read besides runs, always joined with the scope's runs.
 NARROWED = ("spans", "payload_refs", "evidence", "delegations")
-# Up to this fraction of a table's rows, a pass over some runs copies the scope's rows.
+# Up to this fraction of the warehouse's runs, a pass over some runs copies their rows.
 _COPY_FRACTION = 0.1
 
 
 def _narrow(con: duckdb.DuckDBPyConnection, alias: str, database: str) -> None:
     """For a pass over some runs: shadow each table of NARROWED, in the workspace's database
-    (first on the search path), by the scope's rows only, selected by rowid: a copy when they
-    are a few (``_COPY_FRACTION``), else a view. The
-    derived relations join these tables with the scope's runs anyway, but a join scans every
-    row of the probed table (~70 ms for spans and for payload_refs at 100,000 runs, and
-    lint_spans, a view, is read by several rules); rows picked by rowid are fetched alone, and
-    runs new or reloaded since the last pass are together at the end of each table. The rowids
-    are read once, into a table; nothing writes these tables during a pass. A copy is read by
-    every derived relation and rule without fetching again (through a view DuckDB scanned all of
-    spans filtered by name for lint_root, ~0.1-0.3 s at 100,000 runs, rather than fetch by rowid)."""
+    (first on the search path), by the scope's rows only, selected by rowid: a copy when the
+    scope is a few runs (``_COPY_FRACTION`` of them), else a view. The derived relations join
+    these tables with the scope's runs anyway, but a join scans every row of the probed table
+    (~70 ms for spans and for payload_refs at 100,000 runs, and lint_spans, a view, is read by
+    several rules); rows picked by rowid (from a scan of invocation_id alone) are fetched alone,
+    and runs new or reloaded since the last pass are together at the end of each table. Nothing
+    writes these tables during a pass. A copy is read by every derived relation and rule without
+    fetching again (through a view DuckDB scanned all of spans filtered by name for lint_root,
+    ~0.1-0.3 s at 100,000 runs, rather than fetch by rowid); a copy is one statement per table
+    (picking its rowids into a table first, then counting them, cost a watch batch ~12 ms more).
+    A view's rowids are picked once, into a table."""
     present = {r[0] for r in con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE database_name = $db AND schema_name = 'main'",
         {"db": database}).fetchall()}
+    scope, runs = con.execute(f"SELECT (SELECT count(*) FROM {alias}.main.lint_scope), "
+                              f"(SELECT count(*) FROM {_quote(database)}.main.runs)").fetchall()[0]
+    kind = "TABLE" if scope <= runs * _COPY_FRACTION else "VIEW"
     for table in NARROWED:
         if table not in present:
             continue
         source = f"{_quote(database)}.main.{table}"
-        picked = f"{alias}.main._rows_{table}"
-        con.execute(f"CREATE TABLE {picked} AS SELECT rowid AS r FROM {source} "
-                    f"WHERE invocation_id IN (SELECT invocation_id FROM {alias}.main.lint_scope)")
-        rows = f"SELECT * FROM {source} WHERE rowid IN (SELECT r FROM {picked})"
-        n, total = con.execute(f"SELECT (SELECT count(*) FROM {picked}), (SELECT count(*) FROM {source})").fetchall()[0]
-        # A few runs' rows are copied once (read by several derived relations and rules, a
-        # view of rowids was fetched again by each, and DuckDB scanned all of spans filtered by
-        # name for lint_root rather than fetching by rowid); more stay a view (memory).
-        kind = "TABLE" if n <= total * _COPY_FRACTION else "VIEW"
-        con.execute(f"CREATE {kind} {alias}.main.{table} AS {rows}")
+        rowids = f"SELECT rowid AS r FROM {source} WHERE invocation_id IN (SELECT invocation_id FROM {alias}.main.lint_scope)"
+        if kind == "VIEW":  # read by several relations: its rowids are picked once
+            con.execute(f"CREATE TABLE {alias}.main._rows_{table} AS {rowids}")
+            rowids = f"SELECT r FROM {alias}.main._rows_{table}"
+        con.execute(f"CREATE {kind} {alias}.main.{table} AS SELECT * FROM {source} WHERE rowid IN ({rowids})")
 
 
 @contextmanager
