@@ -206,24 +206,27 @@ class FreshBatch:
 # ------------------------------------------------------------------------------------- the pass
 
 
-def _scope(con, runs: list[str] | None) -> list[str] | None:
+def _scope(con, runs: list[str] | None) -> tuple[list[str] | None, int | None]:
+    """The runs asked for, each once (None: every run), and the oldest ingest that loaded one of
+    them as it is now (runs.ingest_id; None when every run, or one has none)."""
     pa = arrow()
 
     if runs is None:
-        return None
+        return None, None
     wanted = list(dict.fromkeys(runs))
     table = pa.table({"invocation_id": pa.array(wanted, pa.string())})
     con.register("lint_wanted", table)
     try:
-        known = {r[0] for r in con.execute(
-            "SELECT invocation_id FROM runs WHERE invocation_id IN (SELECT invocation_id FROM lint_wanted)").fetchall()}
+        known = dict(con.execute(
+            "SELECT invocation_id, ingest_id FROM runs WHERE invocation_id IN (SELECT invocation_id FROM lint_wanted)").fetchall())
     finally:
         con.unregister("lint_wanted")
     unknown = [r for r in wanted if r not in known]
     if unknown:
         more = f" (and {len(unknown) - 3} more)" if len(unknown) > 3 else ""
         raise GroundworkError(f"run(s) not in the warehouse: {', '.join(unknown[:3])}{more}")
-    return wanted
+    loaded = known.values()
+    return wanted, (None if not loaded or None in loaded else min(loaded))
 
 
 # With a pass that reads lint_store without refreshing it first: whether each run is as the
@@ -241,9 +244,9 @@ _KEPT_JOIN = "LEFT JOIN {store}.derived_runs k ON k.invocation_id = r.invocation
 # every unchanged run: one pass's rows, no grouping); the older ones only for the runs it does not hold.
 _CANDIDATES_SQL = """
 WITH same AS (
-    SELECT lint_id, all_runs FROM lints
+    SELECT lint_id, all_runs, ingest_id FROM lints
     WHERE kind = 'lint' AND all_rules AND ruleset_hash = $ruleset_hash AND tool_version = $tool_version)
-SELECT lint_id FROM same
+SELECT lint_id, ingest_id FROM same
 WHERE lint_id >= coalesce((SELECT max(lint_id) FROM same WHERE all_runs),
                           (SELECT min(lint_id) FROM (SELECT lint_id FROM same ORDER BY lint_id DESC LIMIT 3)))
 ORDER BY lint_id DESC
@@ -311,7 +314,7 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
     import pyarrow.compute as pc
 
     read_after = current.latest_ingest(con) if record else None  # the runs are read as this ingest left them
-    wanted = _scope(con, runs)
+    wanted, loaded_since = _scope(con, runs)
     registered: list[str] = []
     try:
         if wanted is not None:
@@ -320,7 +323,13 @@ def lint_warehouse(con: duckdb.DuckDBPyConnection, *, codes: list[str] | None = 
         reused = pa.table({"invocation_id": pa.array([], pa.string()), "lint_id": pa.array([], pa.int32())})
         candidates = []
         if reuse and all_rules:
-            candidates = [r[0] for r in con.execute(_CANDIDATES_SQL, {"ruleset_hash": ruleset, "tool_version": __version__}).fetchall()]
+            rows = con.execute(_CANDIDATES_SQL, {"ruleset_hash": ruleset, "tool_version": __version__}).fetchall()
+            # A verdict is reused only on the run rows it judged (ingest_id), and a pass judges
+            # rows loaded by its lints.ingest_id or before: runs all loaded after every candidate
+            # pass read the runs (a watch batch of new runs) have none to look up.
+            read = [ingest_id for _, ingest_id in rows]
+            if loaded_since is None or None in read or loaded_since <= max(read, default=loaded_since):
+                candidates = [lint_id for lint_id, _ in rows]
         listed = wanted is not None and len(wanted) <= _LISTED_RUNS
         context, by_list = (_CONTEXT_OF, {"wanted_ids": wanted}) if listed else (_CONTEXT, {})
         if candidates:

@@ -178,3 +178,26 @@ def test_a_pass_over_a_few_runs_relints_a_delegating_run_whose_child_changed(tmp
                          [again.lint_id, parent["invocation_id"]]).fetchall()
     assert stored == con.execute("SELECT context_key FROM lint_context WHERE invocation_id = ?",
                                  [parent["invocation_id"]]).fetchall()
+
+
+def test_a_pass_over_new_runs_judges_them_and_the_next_pass_reuses_their_verdicts(tmp_path):
+    # A watch batch names runs loaded after every earlier pass: they have no verdict to reuse (the
+    # pass does not look one up). Once judged, a pass over them (with a run judged earlier)
+    # reuses every verdict: the pass that judged them read the runs as that ingest left them.
+    runs = tmp_path / "runs"
+    for d in (PASSING, N1):
+        shutil.copytree(CORPUS / "runs" / d["invocation_id"], runs / d["invocation_id"])
+    con = connect(":memory:")
+    ingest.ingest_archive(con, runs)
+    lint_warehouse(con)
+    shutil.copytree(CORPUS / "runs" / R3["invocation_id"], runs / R3["invocation_id"])
+    ingest.ingest_archive(con, runs)
+    new = lint_warehouse(con, runs=[R3["invocation_id"]])
+    assert new.reused == 0 and [v.invocation_id for v in new.fresh] == [R3["invocation_id"]]
+    assert new.by_id()[R3["invocation_id"]].violations == R3["lint"]["violations"]
+    alone = lint_warehouse(con, runs=[R3["invocation_id"]])
+    assert alone.reused == 1 and alone.fresh == []
+    again = lint_warehouse(con, runs=[R3["invocation_id"], N1["invocation_id"]])
+    assert again.reused == 2 and again.fresh == []
+    assert again.by_id()[R3["invocation_id"]].violations == R3["lint"]["violations"]
+    assert again.by_id()[N1["invocation_id"]].violations == N1["lint"]["violations"]
