@@ -217,6 +217,10 @@ class Watch:
             self.ready.setdefault(name, now)
         if self.waiting.overflowed:
             self.waiting.overflowed, self.rescan = False, True
+        if self.ready and 0 < self.next_open - now <= TICK:
+            # due before the next look: open on time rather than up to TICK later
+            self.stop.wait(self.next_open - now)
+            now = time.monotonic()
         if self.ready and now >= self.next_open:
             self._judge(list(itertools.islice(self.ready, BATCH)))
         self._write_metrics()
