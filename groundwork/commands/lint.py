@@ -16,8 +16,6 @@ import enum
 import sys
 from pathlib import Path
 
-import orjson
-
 from groundwork.core.errors import GroundworkError
 from groundwork.core.escape import slug
 from groundwork.core.warehouse import connect
@@ -50,6 +48,8 @@ def print_result(result, fmt: LintFormat, *, show_passed: bool) -> None:
     from groundwork.reports.render import render
 
     if fmt is LintFormat.jsonl:
+        import orjson
+
         out = sys.stdout.buffer
         for verdict in result.verdicts:
             out.write(orjson.dumps(verdict.report()) + b"\n")

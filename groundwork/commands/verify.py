@@ -14,8 +14,6 @@ import os
 import sys
 from pathlib import Path
 
-import orjson
-
 from groundwork.core.errors import GroundworkError
 from groundwork.core.escape import slug
 from groundwork.core.warehouse import connect
@@ -62,6 +60,8 @@ def write_outputs(result, out: str | None) -> None:
 def print_result(result, fmt: VerifyFormat, *, drop_in: bool, show_passed: bool = False) -> None:
     out = sys.stdout
     if fmt is VerifyFormat.jsonl:
+        import orjson
+
         for verdict in result.runs:
             out.buffer.write(orjson.dumps(verdict.as_json()) + b"\n")
         out.flush()

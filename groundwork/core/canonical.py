@@ -5,8 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 
-import orjson
-
 from groundwork.core import native
 from groundwork.core.pyrepr import pyrepr, pystr
 
@@ -65,6 +63,7 @@ def canonical_bytes(value, fast: bool = False) -> bytes:
         if data is not None:
             return data
     elif fast:
+        import orjson  # here, not at the top: a drop-in process seldom needs it (~13 ms of imports)
         try:
             data = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
         except orjson.JSONEncodeError:

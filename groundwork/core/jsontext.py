@@ -16,8 +16,6 @@ import json
 import re
 from datetime import datetime, timezone
 
-import orjson
-
 from groundwork.core.pyrepr import pyrepr, pystr
 
 _LONG_DIGITS = re.compile(r"\d{19}")
@@ -47,6 +45,8 @@ def parse(text: str, exact: bool):
     the value holds no integer beyond 64 bits, no NaN/Infinity and no lone surrogate, so orjson
     can also serialise it (see dumps)."""
     if not exact:
+        import orjson  # here, not at the top: a drop-in process seldom needs it (~13 ms of imports)
+
         try:
             return orjson.loads(text), True
         except orjson.JSONDecodeError:
@@ -63,6 +63,8 @@ def loads(text: str, exact: bool | None = None):
     if exact is None:
         exact = needs_exact(text)
     if not exact:
+        import orjson
+
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
@@ -102,6 +104,8 @@ def dumps_doc(value, fast: bool = False) -> str | None:
     (the exact values live in the VARCHAR ``*_json`` columns).
     """
     if fast:
+        import orjson
+
         try:
             return orjson.dumps(value).decode("utf-8")
         except orjson.JSONEncodeError:

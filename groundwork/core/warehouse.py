@@ -13,7 +13,6 @@ import hashlib
 import os
 import re
 import shlex
-import shutil
 import stat
 import time
 from contextlib import contextmanager
@@ -281,6 +280,8 @@ def _copy_template(path: Path) -> bool:
     template = _template_path()
     if template is None or (not template.is_file() and not _build_template(template)):
         return False
+    import shutil  # here: a drop-in process never copies a warehouse (shutil imports bz2, lzma)
+
     tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
     try:
         shutil.copyfile(template, tmp)
