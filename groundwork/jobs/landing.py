@@ -12,6 +12,7 @@ import os
 
 import orjson
 
+from groundwork.core.regular import open_regular
 from groundwork.ingest.scan import INDEX_FILE, SCHEMAS_DIR
 
 # The last file the workbench writes that a check compares with (docs/rules.md#complete-run-folders).
@@ -29,14 +30,15 @@ def run_name_ok(name) -> bool:
 
 
 def is_complete(folder: str) -> bool:
-    """The folder holds LAST_FILE ending with its newline: the workbench wrote it last
-    (docs/rules.md#complete-run-folders)."""
+    """The folder holds LAST_FILE, a regular file, ending with its newline: the workbench wrote it
+    last (docs/rules.md#complete-run-folders). A FIFO, device or folder in its place is never
+    opened for a blocking read (core.regular): the folder is then complete only once it settles."""
     try:
-        fd = os.open(os.path.join(folder, LAST_FILE), os.O_RDONLY)
+        fd, st = open_regular(os.path.join(folder, LAST_FILE))
     except OSError:
         return False
     try:
-        size = os.fstat(fd).st_size
+        size = st.st_size
         return size > 0 and os.pread(fd, 1, size - 1) == b"\n"
     except OSError:
         return False
@@ -149,11 +151,15 @@ class IndexTail:
         if st.st_size == self.offset:
             return [], False
         try:
-            with open(self.path, "rb") as fh:
-                fh.seek(self.offset)
-                block = fh.read(min(st.st_size - self.offset, MAX_READ))
+            fd, _ = open_regular(self.path)   # never a blocking open of a FIFO or device
         except OSError:
             return [], False
+        try:
+            block = os.pread(fd, min(st.st_size - self.offset, MAX_READ), self.offset)
+        except OSError:
+            return [], False
+        finally:
+            os.close(fd)
         end = block.rfind(b"\n") + 1
         if end == 0:
             if len(block) < MAX_READ:

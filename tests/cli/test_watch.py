@@ -72,6 +72,35 @@ def test_a_folder_left_incomplete_is_judged_as_it_stands_once_settled(tmp_path):
     assert got[PASSING]["lint"] == "passed"
 
 
+def test_a_fifo_as_sources_txt_neither_blocks_it_nor_the_runs_after_it(tmp_path):
+    """A run folder whose sources.txt is a FIFO (no writer ever comes) once hung the watch in
+    open(2), deaf to SIGTERM. Now the run after it is judged as it lands, the FIFO run once it
+    has settled (an ingest issue names its sources.txt, never opened), and SIGTERM stops it."""
+    import os
+
+    runs, wh = tmp_path / "runs", tmp_path / "w.duckdb"
+    lander = Lander(runs)
+    watch = WatchProcess(runs, wh, "--settle", "3")
+    try:
+        watch.wait_started()
+        lander.start(PASSING, upto="grounding.txt")
+        os.mkfifo(runs / PASSING / "sources.txt")
+        lander.land(FAILING_N1)
+        got = wait_for_verdicts(wh, [FAILING_N1, PASSING], timeout=60)
+    finally:
+        code, out, err = watch.stop()
+    assert code == 0, err
+    assert "Traceback" not in err
+    assert {k: got[FAILING_N1][k] for k in ("lint", "grounding", "sources_status", "sources")} == expected_verdict(FAILING_N1)
+    assert got[PASSING]["lint"] == "passed"
+    con = connect(wh, read_only=True)
+    try:
+        issues = con.execute("SELECT path, message FROM ingest_issues WHERE invocation_id = ?", [PASSING]).fetchall()
+    finally:
+        con.close()
+    assert any(path.endswith("sources.txt") and "not a regular file" in message for path, message in issues), issues
+
+
 def test_a_restart_catches_up_on_what_landed_while_it_was_down(tmp_path):
     runs, wh = tmp_path / "runs", tmp_path / "w.duckdb"
     ids = corpus_ids()

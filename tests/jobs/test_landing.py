@@ -63,6 +63,24 @@ def test_complete_means_sources_txt_written_to_its_final_newline(tmp_path):
     assert is_complete(str(run))
 
 
+def test_a_fifo_or_folder_in_place_of_sources_txt_is_not_complete_and_never_blocks(tmp_path):
+    """A FIFO opened for reading waits for a writer: is_complete must not open one that way
+    (it hung the watch, deaf to SIGTERM). A worker thread keeps a regression from hanging the suite."""
+    import threading
+
+    run = tmp_path / "r"
+    run.mkdir()
+    os.mkfifo(run / "sources.txt")
+    found = []
+    worker = threading.Thread(target=lambda: found.append(is_complete(str(run))), daemon=True)
+    worker.start()
+    worker.join(5)
+    assert found == [False]
+    os.unlink(run / "sources.txt")
+    (run / "sources.txt").mkdir()
+    assert not is_complete(str(run))
+
+
 def test_a_waiting_folder_lands_when_complete_or_after_settling(tmp_path):
     now = 1000.0
     waiting = Waiting(str(tmp_path), settle=5, limit=2)
