@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from groundwork.core.errors import ConfigError
+from groundwork.core.regular import NotRegularFile, open_regular_file
 
 FILE_NAME = "groundwork.toml"
 
@@ -67,12 +68,12 @@ def load(path: str | os.PathLike | None = None, *, cwd: str | os.PathLike | None
     if not explicit and not path.is_file():
         return Config()
     try:
-        with open(path, "rb") as f:
+        with open_regular_file(path) as f:   # a FIFO or device is refused, never waited on
             doc = tomllib.load(f)
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
-    except IsADirectoryError:
-        raise ConfigError(f"config file {path} is a directory") from None
+    except NotRegularFile as exc:
+        raise ConfigError(f"config file {path} is {exc.strerror}") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:

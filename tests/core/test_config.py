@@ -41,3 +41,26 @@ def test_severities_defaults_and_overrides(tmp_path):
     path.write_text('[severity]\nR1 = "off"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="R1 is a workbench rule, always an error"):
         config.severities(config.load(path), codes, {"R1"})
+
+
+def test_a_config_file_that_is_a_fifo_or_a_folder_is_refused_at_once(tmp_path):
+    """`--config FILE` naming a FIFO once waited forever for a writer; a folder is refused too."""
+    import os
+    import threading
+
+    fifo = tmp_path / "groundwork.toml"
+    os.mkfifo(fifo)
+    raised = []
+
+    def load_it():
+        try:
+            config.load(fifo)
+        except ConfigError as exc:
+            raised.append(str(exc))
+
+    worker = threading.Thread(target=load_it, daemon=True)
+    worker.start()
+    worker.join(5)
+    assert raised == [f"config file {fifo} is not a regular file (a FIFO)"]
+    with pytest.raises(ConfigError, match=r"is not a regular file \(a folder\)"):
+        config.load(tmp_path)
