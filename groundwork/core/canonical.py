@@ -70,7 +70,12 @@ def canonical_bytes(value, fast: bool = False) -> bytes:
             data = None
         if data is not None and not _orjson_may_differ(data):
             return data
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except RecursionError as exc:
+        # The workbench's json.dumps fails the same way on a value nested ~1,000 deep; its E1/S2
+        # print the error as any other hashing error (docs/rules.md#canonical-json).
+        raise CanonicalisationError(str(exc)) from None
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:  # lone surrogates (docs/rules.md#numbers)

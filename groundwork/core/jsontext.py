@@ -84,9 +84,12 @@ def dumps(value, fast: bool = False) -> str:
         return '"' + value + '"'
     if value is None:
         return "null"
-    if _ENCODE is not None and (kind is dict or kind is list):
-        return "".join(_ENCODE(value, 0))
-    return json.dumps(value)
+    try:
+        if _ENCODE is not None and (kind is dict or kind is list):
+            return "".join(_ENCODE(value, 0))
+        return json.dumps(value)
+    except RecursionError:
+        return _dumps_deep(value, ", ", ": ", surrogates=True)
 
 
 # json.dumps builds a new C encoder on every call (about half its cost for a small object); this
@@ -110,11 +113,70 @@ def dumps_doc(value, fast: bool = False) -> str | None:
             return orjson.dumps(value).decode("utf-8")
         except orjson.JSONEncodeError:
             pass
-    text = json.dumps(value, separators=(",", ":"))
-    if "\\ud" in text or "\\uD" in text:
-        if has_lone_surrogate(value):
-            text = json.dumps(_without_surrogates(value), separators=(",", ":"))
+    try:
+        text = json.dumps(value, separators=(",", ":"))
+        if "\\ud" in text or "\\uD" in text:
+            if has_lone_surrogate(value):
+                text = json.dumps(_without_surrogates(value), separators=(",", ":"))
+    except RecursionError:
+        text = _dumps_deep(value, ",", ":", surrogates=False)
     return text
+
+
+def _dumps_deep(value, item_sep: str, key_sep: str, *, surrogates: bool) -> str:
+    """json.dumps(value, separators=(item_sep, key_sep)) of a parsed JSON value nested deeper
+    than json.dumps can go (it recurses; a parser accepts up to ~1,000 levels): the same text,
+    built without recursion. ``surrogates`` False replaces lone surrogates by U+FFFD (dumps_doc)."""
+    enc = json.encoder.encode_basestring_ascii
+
+    def string(v: str) -> str:
+        return enc(v if surrogates else fix_surrogates(v))
+
+    def scalar(v) -> str | None:
+        if isinstance(v, str):
+            return string(v)
+        if v is None:
+            return "null"
+        if v is True:
+            return "true"
+        if v is False:
+            return "false"
+        if isinstance(v, int):
+            return int.__repr__(v)
+        if isinstance(v, float):
+            return json.dumps(v)   # NaN, Infinity and float repr exactly as json.dumps writes them
+        return None
+
+    out: list[str] = []
+    todo: list = [(False, value)]   # (is literal text, value or text), popped from the end
+    while todo:
+        literal, item = todo.pop()
+        if literal:
+            out.append(item)
+            continue
+        text = scalar(item)
+        if text is not None:
+            out.append(text)
+        elif isinstance(item, list):
+            out.append("[")
+            todo.append((True, "]"))
+            for i in range(len(item) - 1, -1, -1):
+                todo.append((False, item[i]))
+                if i:
+                    todo.append((True, item_sep))
+        elif isinstance(item, dict):
+            out.append("{")
+            todo.append((True, "}"))
+            pairs = list(item.items())
+            for i in range(len(pairs) - 1, -1, -1):
+                key, v = pairs[i]
+                todo.append((False, v))
+                todo.append((True, string(key) + key_sep))
+                if i:
+                    todo.append((True, item_sep))
+        else:
+            raise TypeError(f"not a JSON value: {type(item).__name__}")
+    return "".join(out)
 
 
 def _without_surrogates(value):

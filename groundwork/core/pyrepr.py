@@ -67,9 +67,9 @@ def repr_str(s: str) -> str:
     return "".join(out)
 
 
-def pyrepr(value) -> str:
-    """Return the Python repr of a parsed JSON value (dict order kept)."""
-    if type(value) is str:
+def _scalar_repr(value) -> str | None:
+    """repr of a JSON scalar; None for a list or object."""
+    if isinstance(value, str):
         return repr_str(value)
     if value is None:
         return "None"
@@ -77,15 +77,51 @@ def pyrepr(value) -> str:
         return "True"
     if value is False:
         return "False"
-    if isinstance(value, str):
-        return repr_str(value)
     if isinstance(value, (int, float)):
         return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(pyrepr(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{repr_str(k)}: {pyrepr(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, dict)):
+        return None
     raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def pyrepr(value) -> str:
+    """Return the Python repr of a parsed JSON value (dict order kept).
+
+    Iterative, not recursive: Python's repr of lists and dicts nests in C as deep as any parser
+    lets a document nest, so a deep value (hundreds of levels) must not exhaust this one's stack."""
+    if type(value) is str:
+        return repr_str(value)
+    text = _scalar_repr(value)
+    if text is not None:
+        return text
+    out: list[str] = []
+    todo: list = [(False, value)]   # (is literal text, value or text), popped from the end
+    while todo:
+        literal, item = todo.pop()
+        if literal:
+            out.append(item)
+            continue
+        text = _scalar_repr(item)
+        if text is not None:
+            out.append(text)
+        elif isinstance(item, list):
+            out.append("[")
+            todo.append((True, "]"))
+            for i in range(len(item) - 1, -1, -1):
+                todo.append((False, item[i]))
+                if i:
+                    todo.append((True, ", "))
+        else:
+            out.append("{")
+            todo.append((True, "}"))
+            pairs = list(item.items())
+            for i in range(len(pairs) - 1, -1, -1):
+                key, v = pairs[i]
+                todo.append((False, v))
+                todo.append((True, repr_str(key) + ": " if isinstance(key, str) else pyrepr(key) + ": "))
+                if i:
+                    todo.append((True, ", "))
+    return "".join(out)
 
 
 def pystr(value) -> str:

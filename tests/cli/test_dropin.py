@@ -326,3 +326,50 @@ def test_a_drop_in_process_whose_rows_go_through_arrow_gives_the_same_text():
                        (("verify", folder / "envelope.json", "--sources", SOURCES), want["sources_txt"])):
         proc = subprocess.run([sys.executable, "-c", _LARGE, *map(str, args)], capture_output=True, timeout=120)
         assert (proc.returncode, proc.stdout, proc.stderr) == (1, text.encode(), b""), args[0]
+
+
+def test_values_nested_hundreds_deep_are_judged_not_an_internal_error(tmp_path, monkeypatch, capfd):
+    """An outcome status 600 levels deep (ingest keeps its str(), a recursive repr ran out of
+    stack at ~330) and evidence content 1,000 deep (E1 hashes it: json.dumps fails there, in the
+    workbench too, and E1 prints that error as any hashing error) once stopped the drop-ins with
+    "internal error: RecursionError". The deep status is judged as a shallow one is."""
+    import shutil
+
+    def write(env):   # json.dumps recurses: room made for it while writing the test's file only
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(10_000)
+        try:
+            (run / "envelope.json").write_text(json.dumps(env, indent=2), encoding="utf-8")
+        finally:
+            sys.setrecursionlimit(old)
+
+    want = next(w for w in EXPECTED if w["lint"]["passed"] and w["sources"]["passed"]
+                and json.loads((CORPUS / "runs" / w["invocation_id"] / "envelope.json").read_text()).get("evidence"))
+    run = tmp_path / "run"
+    shutil.copytree(CORPUS / "runs" / want["invocation_id"], run)
+    env = json.loads((run / "envelope.json").read_text(encoding="utf-8"))
+
+    def deep(depth):
+        value: object = "x"
+        for _ in range(depth):
+            value = {"n": value}
+        return value
+
+    got = {}
+    for depth in (1, 600):
+        env["outcome"]["status"] = deep(depth)
+        write(env)
+        got[depth] = (run_main(monkeypatch, capfd, "lint", run / "spans.jsonl", run / "envelope.json"),
+                      run_main(monkeypatch, capfd, "verify", run / "envelope.json", "--sources", SOURCES))
+    (lint_code, lint_out, lint_err), verify_got = got[600]
+    assert lint_code in (0, 1) and lint_out.startswith(b"grounding: ") and lint_err == b""
+    assert verify_got == (0, want["sources_txt"].encode(), b"")
+    assert got[600] == got[1]
+
+    env["outcome"]["status"] = "succeeded"
+    env["evidence"][0]["content"] = deep(1000)
+    write(env)
+    code, out, err = run_main(monkeypatch, capfd, "lint", run / "spans.jsonl", run / "envelope.json")
+    assert code == 1 and err == b""
+    source = env["evidence"][0]["source_id"]
+    assert f"  - E1: evidence {source!r}: maximum recursion depth exceeded".encode() in out

@@ -627,3 +627,25 @@ def test_index_changes_between_ingests_are_applied_and_its_issues_kept(tmp_path)
     ingest(runs, con)
     assert con.execute("SELECT count(*) FROM invocation_index").fetchall()[0][0] == 0
     assert con.execute("SELECT count(*) FROM archive_files WHERE path = 'invocations.jsonl'").fetchall()[0][0] == 0
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_a_request_input_nested_1000_deep_loses_only_its_hash(tmp_path, workers):
+    """request.json is read by neither check: an input too deep for json.dumps to hash (it
+    recurses) leaves input_hash NULL. It once made the run unlintable and unverifiable with an
+    internal-error issue ("RecursionError ... please report it")."""
+    runs, (inv,) = archive(tmp_path, PASS_RETRIEVAL)
+    value: object = "x"
+    for _ in range(1000):
+        value = {"n": value}
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(10_000)   # for the test's own json.dumps of the file
+    try:
+        text = json.dumps({"input": value, "issued_at": "2026-01-01T00:00:00Z"})
+    finally:
+        sys.setrecursionlimit(old)
+    (runs / inv / "request.json").write_text(text, encoding="utf-8")
+    con, _ = ingest(runs, workers=workers)
+    row = run_row(con, inv)
+    assert issues(con, inv) == []
+    assert (row["lintable"], row["verifiable"], row["input_hash"]) == (True, True, None)
