@@ -121,6 +121,8 @@ def read_config(path: str | Path) -> tuple[str, list]:
         doc = yaml.safe_load(raw)
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read {shown}: {_one_line(exc)}") from None
+    except RecursionError:  # PyYAML's parser recurses: a few hundred levels exhaust it (the workbench's too)
+        raise ConfigError(f"cannot read {shown}: YAML nested too deeply to parse") from None
     if doc is None:  # an empty file counts as {}
         doc = {}
     if not isinstance(doc, dict) or not isinstance(doc.get("sources"), list):

@@ -296,3 +296,13 @@ def test_a_record_id_with_a_lone_surrogate_loads(tmp_path):
     rows = dict(con.execute("SELECT record_id, hash_identity_error FROM source_records").fetchall())
     assert set(rows) == {"x\ufffd", "y"}
     assert "surrogates not allowed" in rows["y"]  # the record cannot be hashed: S2 shows this error
+
+
+def test_a_sources_yaml_nested_too_deep_for_the_yaml_parser_is_one_clear_error(tmp_path):
+    """PyYAML's parser recurses: a value a few hundred levels deep exhausts the stack (the
+    workbench's load as well). Once "internal error: RecursionError"; now a ConfigError (exit 2,
+    one line) naming the file."""
+    cfg = tmp_path / "sources.yaml"
+    cfg.write_text("sources:\n- snapshot_refs: " + "[" * 2000 + "]" * 2000 + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=f"cannot read {cfg}: YAML nested too deeply to parse"):
+        load_sources(cfg)
