@@ -61,6 +61,18 @@ def open_regular(path, *, dir_fd: int | None = None, follow: bool = True) -> tup
     return fd, st
 
 
+def not_regular(path) -> str | None:
+    """Why ``path`` cannot be read as a regular file, in words that follow its name ("does not
+    exist", "is not a regular file (a FIFO)"); None when it can be."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    return None if stat_mod.S_ISREG(st.st_mode) else f"is not a regular file ({kind_of(st.st_mode)})"
+
+
 def open_regular_file(path, mode: str = "rb"):
     """A file object for the regular file ``path`` (``open_regular``'s checks), e.g. for yaml or
     json readers."""

@@ -30,6 +30,7 @@ from groundwork.checks.store import keep_derived
 from groundwork.checks.verify import verify_warehouse
 from groundwork.core.engine import duckdb
 from groundwork.core.errors import GroundworkError
+from groundwork.core.regular import not_regular
 from groundwork.core.warehouse import DEFAULT_PATH, connect
 from groundwork.ingest import ingest_archive, parsers
 from groundwork.ingest.runs_folder import check_runs_dir
@@ -78,8 +79,9 @@ def _remove_empty(folders: list[Path]) -> None:
 
 def _check_inputs(runs_dir: Path, sources: Path | None, out: Path, created: list[Path]) -> None:
     check_runs_dir(runs_dir)
-    if sources is not None and not sources.is_file():
-        raise GroundworkError(f"sources file {sources} does not exist")
+    problem = None if sources is None else not_regular(sources)
+    if problem:
+        raise GroundworkError(f"sources file {sources} {problem}")
     if out.exists() and not out.is_dir():
         raise GroundworkError(f"--out {out} exists and is not a directory")
     if runs_dir.resolve() == out.resolve() or runs_dir.resolve() in out.resolve().parents:

@@ -38,6 +38,7 @@ from groundwork.checks.verify import verify_warehouse
 from groundwork.core.engine import arrow
 from groundwork.core.errors import GroundworkError, WarehouseLocked
 from groundwork.core.escape import visible
+from groundwork.core.regular import not_regular
 from groundwork.core.warehouse import DEFAULT_PATH, RETRY_PAUSE, connect
 from groundwork.ingest import issues as K
 from groundwork.ingest.load import ingest_runs
@@ -165,8 +166,9 @@ class Watch:
         if not os.path.isdir(self.root):
             raise GroundworkError(f"runs directory {self.root} does not exist or is not a directory")
         if self.sources is not None:
-            if not os.path.isfile(self.sources):
-                raise GroundworkError(f"sources file {self.sources} does not exist")
+            problem = not_regular(self.sources)
+            if problem:
+                raise GroundworkError(f"sources file {self.sources} {problem}")
             check_sources(self.sources)  # a bad sources.yaml fails now, not at the first run
         if self.poll is not None and not self.poll > 0:
             raise GroundworkError("--poll takes a number of seconds above 0")

@@ -161,3 +161,19 @@ def test_jobs_that_cannot_be_done_exit_2_with_one_line(tmp_path, monkeypatch, ca
     code, out, err = run_cli(monkeypatch, capsys, "watch", *args, "--warehouse", str(tmp_path / "w.duckdb"))
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and err.startswith("groundwork: error: "), err
+
+
+@pytest.mark.parametrize("command", ["watch", "nightly"])
+def test_a_fifo_given_as_sources_is_named_as_such_not_missing(tmp_path, monkeypatch, capsys, command):
+    import os
+
+    fifo = tmp_path / "sources.yaml"
+    os.mkfifo(fifo)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    extra = ["--out", str(tmp_path / "out")] if command == "nightly" else []
+    code, out, err = run_cli(monkeypatch, capsys, command, str(runs), "--sources", str(fifo),
+                             "--warehouse", str(tmp_path / "w.duckdb"), *extra)
+    assert (code, out) == (2, "")
+    assert err == f"groundwork: error: sources file {fifo} is not a regular file (a FIFO)\n"
+    assert not (tmp_path / "w.duckdb").exists()
