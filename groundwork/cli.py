@@ -172,9 +172,21 @@ def drop_in(args: list[str], importing=nullcontext):
     return lambda: verify_file(envelope, sources)
 
 
+MAX_ERROR = 2000  # characters of an error line: a message quoting a run's value (a 100 KB time) is cut
+KEEP_TAIL = 400   # of which the last ones are kept: the cause is usually said after the value
+
+
 def fail(message: str) -> None:
-    """Print a one-line error to stderr and exit 2."""
-    print(f"groundwork: error: {message}", file=sys.stderr)
+    """Print a one-line error to stderr and exit 2: run-controlled text in it is shown visibly
+    (a newline or terminal escape becomes ``\\x0a``/``\\x1b``) and cut in the middle to MAX_ERROR
+    characters."""
+    from groundwork.core.escape import visible   # here: only a failing command needs it
+
+    line = visible(message)
+    if len(line) > MAX_ERROR:
+        cut = len(line) - MAX_ERROR
+        line = f"{line[:MAX_ERROR - KEEP_TAIL]}… [{cut:,} characters cut] …{line[-KEEP_TAIL:]}"
+    print(f"groundwork: error: {line}", file=sys.stderr)
     raise SystemExit(2)
 
 

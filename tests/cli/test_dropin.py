@@ -373,3 +373,27 @@ def test_values_nested_hundreds_deep_are_judged_not_an_internal_error(tmp_path, 
     assert code == 1 and err == b""
     source = env["evidence"][0]["source_id"]
     assert f"  - E1: evidence {source!r}: maximum recursion depth exceeded".encode() in out
+
+
+def test_an_error_line_stays_one_readable_line_whatever_the_run_put_in_it(tmp_path, monkeypatch, capfd):
+    """A 100,000-character start time once made the exit-2 line 100 KB long; a path holding a
+    newline or a terminal escape split the line or coloured the terminal."""
+    import shutil
+
+    want = EXPECTED[0]
+    run = tmp_path / "run"
+    shutil.copytree(CORPUS / "runs" / want["invocation_id"], run)
+    lines = (run / "spans.jsonl").read_text(encoding="utf-8").splitlines()
+    span = json.loads(lines[0])
+    span["start_time"] = "9" * 100_000
+    (run / "spans.jsonl").write_text("\n".join([json.dumps(span), *lines[1:]]) + "\n", encoding="utf-8")
+    code, out, err = run_main(monkeypatch, capfd, "lint", run / "spans.jsonl", run / "envelope.json")
+    assert (code, out) == (2, b"")
+    assert err.count(b"\n") == 1 and len(err) < 2100, len(err)
+    assert err.startswith(b"groundwork: error: the workbench linter cannot lint these files (")
+    assert b"characters cut]" in err and err.endswith(b"' is not an ISO 8601 time)\n")
+
+    hostile = tmp_path / "a\nb\x1b[31m"
+    code, out, err = run_main(monkeypatch, capfd, "lint", hostile / "spans.jsonl", run / "envelope.json")
+    assert (code, out) == (2, b"")
+    assert err.count(b"\n") == 1 and b"\x1b" not in err and b"a\\x0ab\\x1b[31m" in err, err
