@@ -146,7 +146,7 @@ def schema_file(name: str, rel: str, size: int, data: bytes | None) -> tuple[tup
     else:
         try:
             computed = content_hash("dd-json-document-v1", doc)
-        except CanonicalisationError:
+        except (CanonicalisationError, RecursionError):
             computed = None
         row = (digest, computed, dumps_doc(doc))
     return row, [(path, line, kind, msg) for path, line, kind, msg, _effect in issues.items]

@@ -59,7 +59,7 @@ def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str 
                    lint=True, verify=True)
         try:
             cols["envelope_hash"] = content_hash("dd-envelope-json-v1", env, fast)
-        except CanonicalisationError:
+        except (CanonicalisationError, RecursionError):   # GW3's, groundwork's own: no hash
             cols["envelope_hash"] = None
         cols["envelope_json"] = dumps_doc(env, fast)
         cols["evidence_count"] = 0
@@ -129,7 +129,7 @@ def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str 
     cols["telemetry_trace_id"] = _opt_nonnull(telemetry, "trace_id") if isinstance(telemetry, dict) else None
     try:
         cols["envelope_hash"] = content_hash("dd-envelope-json-v1", env, fast)
-    except CanonicalisationError:
+    except (CanonicalisationError, RecursionError):   # GW3's, groundwork's own: no hash
         cols["envelope_hash"] = None
     cols["envelope_json"] = dumps_doc(env, fast)
     return cols
@@ -180,7 +180,7 @@ def grounded_on_values(value, path: str):
                     stack.append((False, node[i], f"{p}[{i}]"))
 
 
-def evidence_rows(env, inv: str, fast: bool = False) -> list[tuple]:
+def evidence_rows(env, inv: str, fast: bool = False, issues: Issues | None = None, path: str = "") -> list[tuple]:
     """evidence rows (EVIDENCE_FIELDS): every element of a list-valued evidence, in order, with the content hash
     recomputed under the element's canonicalisation (docs/rules.md#canonical-json, docs/rules.md#e1)."""
     if not isinstance(env, dict):
@@ -203,6 +203,12 @@ def evidence_rows(env, inv: str, fast: bool = False) -> list[tuple]:
                 computed = content_hash(canon, content, fast)
             except CanonicalisationError as exc:
                 error = vstr(str(exc))
+            except RecursionError:  # E1's json.dumps raises, the workbench's too: it crashes where E1 reads it
+                if issues is not None:
+                    issues.add(path, None, K.MALFORMED_JSON,
+                               f"evidence[{i}].content is nested too deeply for json.dumps to hash "
+                               "(maximum recursion depth exceeded); the workbench's E1 would crash on it",
+                               lint_if_read="evidence")
         rows.append((
             inv, i,
             vstr(ev.get("source_id")), dumps(ev.get("source_id"), fast),
@@ -242,6 +248,8 @@ def request_columns(req, path: str, issues: Issues, fast: bool = False) -> dict:
         try:
             cols["input_hash"] = content_hash("dd-input-json-v1", req["input"], fast)
         except CanonicalisationError:  # lone surrogate: recorded as lone-surrogate by the reader
+            pass
+        except RecursionError:  # nested too deep for json.dumps: no hash (no check reads request.json)
             pass
     cols["issued_at"] = iso_to_us_opt(req.get("issued_at"))
     return cols

@@ -190,7 +190,7 @@ def parse_run(listing: RunListing, ingest_id: int | None = None, *, folder_check
         present, env, fast = _load_json_file(f, epath, issues, True, True)
     if present:
         run.update(envelope_columns(env, inv, epath, issues, inv if folder_check else None, fast))
-        payload, evidence, delegations = payload_rows(env, inv, fast), evidence_rows(env, inv, fast), delegation_rows(env, inv)
+        payload, evidence, delegations = payload_rows(env, inv, fast), evidence_rows(env, inv, fast, issues, epath), delegation_rows(env, inv)
     if got is not None or present:
         out.rows["payload_refs"], out.rows["evidence"], out.rows["delegations"] = payload, evidence, delegations
 

@@ -175,7 +175,7 @@ def process_index_lines(lines: list[tuple[int, bytes]]) -> tuple[list[tuple], li
         outcome = doc.get("outcome")
         try:
             h = content_hash("dd-envelope-json-v1", doc, fast)
-        except CanonicalisationError:
+        except (CanonicalisationError, RecursionError):
             h = None
         out.append((line_no,
                     vstr(doc["invocation_id"]) if "invocation_id" in doc else None,

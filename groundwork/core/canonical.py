@@ -70,12 +70,9 @@ def canonical_bytes(value, fast: bool = False) -> bytes:
             data = None
         if data is not None and not _orjson_may_differ(data):
             return data
-    try:
-        text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    except RecursionError as exc:
-        # The workbench's json.dumps fails the same way on a value nested ~1,000 deep; its E1/S2
-        # print the error as any other hashing error (docs/rules.md#canonical-json).
-        raise CanonicalisationError(str(exc)) from None
+    # A value nested ~1,000 deep: json.dumps raises RecursionError, as the workbench's does;
+    # each caller says what that means (docs/rules.md#canonical-json).
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:  # lone surrogates (docs/rules.md#numbers)

@@ -330,9 +330,11 @@ def test_a_drop_in_process_whose_rows_go_through_arrow_gives_the_same_text():
 
 def test_values_nested_hundreds_deep_are_judged_not_an_internal_error(tmp_path, monkeypatch, capfd):
     """An outcome status 600 levels deep (ingest keeps its str(), a recursive repr ran out of
-    stack at ~330) and evidence content 1,000 deep (E1 hashes it: json.dumps fails there, in the
-    workbench too, and E1 prints that error as any hashing error) once stopped the drop-ins with
-    "internal error: RecursionError". The deep status is judged as a shallow one is."""
+    stack at ~330) and evidence content 1,000 deep once stopped the drop-ins with "internal
+    error: RecursionError". The deep status is judged as a shallow one is. The deep content is
+    what E1 hashes, with json.dumps, which fails there (the workbench's E1 too, which has no
+    answer to it): the linter cannot lint the run, said in one line naming the value; the source
+    check, which never reads content, judges it."""
     import shutil
 
     def write(env):   # json.dumps recurses: room made for it while writing the test's file only
@@ -370,9 +372,12 @@ def test_values_nested_hundreds_deep_are_judged_not_an_internal_error(tmp_path, 
     env["evidence"][0]["content"] = deep(1000)
     write(env)
     code, out, err = run_main(monkeypatch, capfd, "lint", run / "spans.jsonl", run / "envelope.json")
-    assert code == 1 and err == b""
-    source = env["evidence"][0]["source_id"]
-    assert f"  - E1: evidence {source!r}: maximum recursion depth exceeded".encode() in out
+    assert (code, out) == (2, b"")
+    assert err == ("groundwork: error: the workbench linter cannot lint these files (envelope.json: "
+                   "evidence[0].content is nested too deeply for json.dumps to hash (maximum recursion depth "
+                   "exceeded); the workbench's E1 would crash on it)\n").encode()
+    code, out, err = run_main(monkeypatch, capfd, "verify", run / "envelope.json", "--sources", SOURCES)
+    assert (code, out, err) == (0, want["sources_txt"].encode(), b"")
 
 
 def test_an_error_line_stays_one_readable_line_whatever_the_run_put_in_it(tmp_path, monkeypatch, capfd):
