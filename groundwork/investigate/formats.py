@@ -12,6 +12,7 @@ from typing import Callable, Iterator, TextIO
 
 import orjson
 
+from groundwork.core.escape import visible
 from groundwork.investigate.session import Result
 
 TABLE_SAMPLE_ROWS = 1000
@@ -66,9 +67,38 @@ def _stdlib_default(value):
         return str(value)
 
 
+def _finite(value):
+    """``value`` with every NaN or infinity, at any depth, as None (JSON has neither; orjson
+    writes them as null too)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    return value
+
+
+def unique_keys(columns: list[str]) -> list[str]:
+    """Column names as JSON object keys: a repeated name gets ``_2``, ``_3``, ... (the first
+    free one), so no column is lost (``SELECT 1 AS a, 2 AS a``)."""
+    seen: set[str] = set()
+    out = []
+    for name in columns:
+        key, n = name, 1
+        while key in seen:
+            n += 1
+            key = f"{name}_{n}"
+        seen.add(key)
+        out.append(key)
+    return out
+
+
 def _json_row(columns: list[str], types: list[str]) -> Callable[[tuple], bytes]:
-    """Return a function turning a row into a JSON object; JSON columns are embedded as values."""
+    """Return a function turning a row into a JSON object (keys: ``unique_keys``); JSON columns
+    are embedded as values."""
     json_cols = {i for i, t in enumerate(types) if t == "JSON"}
+    columns = unique_keys(columns)
 
     def convert(row: tuple) -> bytes:
         obj = {}
@@ -80,16 +110,19 @@ def _json_row(columns: list[str], types: list[str]) -> Callable[[tuple], bytes]:
             return orjson.dumps(obj, default=_json_default, option=orjson.OPT_NON_STR_KEYS)
         except orjson.JSONEncodeError:  # e.g. a HUGEINT beyond 64 bits: the slow exact path
             plain = {name: json.loads(v) if i in json_cols and v is not None
-                     else None if isinstance(v, float) and not math.isfinite(v) else v  # as orjson writes them
+                     else _finite(v)  # NaN and infinities as null at any depth, as orjson writes them
                      for i, (name, v) in enumerate(zip(columns, row))}
-            return json.dumps(plain, default=_stdlib_default, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            return json.dumps(plain, default=_stdlib_default, ensure_ascii=False, separators=(",", ":"),
+                              allow_nan=False).encode("utf-8")
 
     return convert
 
 
 def _cell(value, width: int) -> str:
+    """One table cell on one line: newline, CR and tab as \\n \\r \\t, every other control,
+    format or separator character (a terminal escape, U+202E) as a visible escape."""
     s = "NULL" if value is None else text(value)
-    s = s.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    s = visible(s.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t"))
     return s if len(s) <= width else s[: max(width - 1, 0)] + "…"
 
 
@@ -124,12 +157,20 @@ def write_table(result: Result, out: TextIO, max_width: int = 40) -> int:
 
 
 def write_csv(result: Result, out: TextIO) -> int:
-    """RFC 4180 CSV with a header line; NULL is an empty field."""
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(result.columns)
+    """RFC 4180 CSV with a header line; NULL is an empty field. Lines end with LF; a row with a
+    CR in a field has every field quoted (the csv module quotes only for LF then), so every
+    field round-trips."""
+    plain = csv.writer(out, lineterminator="\n")
+    quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
+
+    def put(cells: list[str]) -> None:
+        (quoted if any("\r" in c for c in cells) else plain).writerow(cells)
+
+    put(list(result.columns))
     count = 0
     for batch in result.batches:
-        writer.writerows([["" if v is None else text(v) for v in row] for row in batch])
+        for row in batch:
+            put(["" if v is None else text(v) for v in row])
         count += len(batch)
     return count
 
@@ -158,8 +199,11 @@ def write_json(result: Result, out: TextIO) -> int:
 
 
 def _md(value) -> str:
+    """One Markdown table cell: line breaks (LF, CR or both) as <br>, other control, format and
+    separator characters as visible escapes, backslash and pipe escaped."""
     s = "" if value is None else text(value)
-    return s.replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", "<br>").replace("\n", "<br>")
+    lines = s.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "<br>".join(visible(line).replace("\\", "\\\\").replace("|", "\\|") for line in lines)
 
 
 def write_markdown(result: Result, out: TextIO) -> int:

@@ -136,7 +136,12 @@ def _error(sql: str, exc: Exception, offset: int = 0) -> SqlError:
 
 
 def statements(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple[int, duckdb.Statement]]:
-    """Split ``sql`` into statements, each with its offset in ``sql``; raise SqlError on a syntax error."""
+    """Split ``sql`` into statements, each with its offset in ``sql``; raise SqlError on a syntax
+    error, or on text that is not UTF-8 (bytes an argument or stdin could not decode)."""
+    try:
+        sql.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise SqlError(f"the SQL is not valid UTF-8 text (character {exc.start + 1})") from None
     try:
         found = con.extract_statements(sql)
     except duckdb.Error as exc:
@@ -163,13 +168,41 @@ def _batches(con: duckdb.DuckDBPyConnection, sql: str, offset: int) -> Iterator[
         yield rows
 
 
+# Statements a confined session refuses before DuckDB sees them. DuckDB's switches refuse other
+# files, but not its own: the warehouse file (ATTACH it again, writable) and its spill folder
+# <warehouse>.tmp/ (COPY ... TO a file there, read back). A confined session needs none of these.
+REFUSED_WHEN_CONFINED = {
+    duckdb.StatementType.ATTACH: "ATTACH", duckdb.StatementType.DETACH: "DETACH",
+    duckdb.StatementType.COPY: "COPY", duckdb.StatementType.COPY_DATABASE: "COPY FROM DATABASE",
+    duckdb.StatementType.EXPORT: "EXPORT DATABASE", duckdb.StatementType.LOAD: "INSTALL / LOAD",
+}
+
+
+def is_confined(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether ``con`` was ``confine``d (its external access is off)."""
+    return not con.execute("SELECT current_setting('enable_external_access')").fetchall()[0][0]
+
+
+def _refuse_confined(sql: str, found: list[tuple[int, duckdb.Statement]]) -> None:
+    """SqlError (refused) for the first statement of ``found`` a confined session refuses."""
+    for offset, stmt in found:
+        what = REFUSED_WHEN_CONFINED.get(stmt.type)
+        if what is not None:
+            line = sql.count("\n", 0, offset) + 1
+            raise SqlError(f"{what} is not allowed (at line {line})", refused=True)
+
+
 def run(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None) -> Result:
     """Execute every statement of ``sql``; return the streamed result of the last one.
 
-    ``params`` are bound by name (``$name``) to the statements that use them, never pasted.
+    ``params`` are bound by name (``$name``) to the statements that use them, never pasted. On a
+    confined connection, ATTACH, DETACH, COPY, EXPORT and INSTALL / LOAD are refused before
+    anything runs (REFUSED_WHEN_CONFINED).
     """
     found = statements(con, sql)
     _no_progress_bar(con)
+    if is_confined(con):
+        _refuse_confined(sql, found)
     for i, (offset, stmt) in enumerate(found):
         used = {k: v for k, v in (params or {}).items() if k in stmt.named_parameters}
         try:

@@ -169,3 +169,46 @@ def test_json_handles_every_duckdb_type(warehouse, monkeypatch, capsys):
     assert code == 0, err
     assert json.loads(out) == {"big": 170141183460469231731687303715884105727, "nan": None, "dec": 2.5,
                                "day": "2026-01-02", "m": {"k": [1, 2]}, "st": {"s": "x"}, "j": {"z": [1]}}
+
+
+HOSTILE = ("SELECT 'a' || chr(27) || '[31m' || chr(13) || 'b' || chr(8238) || chr(7) AS s, 1 AS s, "
+           "[1.5, 'nan'::DOUBLE, 'inf'::DOUBLE] AS l, 170141183460469231731687303715884105727::HUGEINT AS h")
+
+
+def test_table_and_markdown_show_control_characters_never_send_them(warehouse, monkeypatch, capsys):
+    """A run's strings reach the terminal through `groundwork sql`: an escape sequence, a CR, a
+    bidi override or a bell must be shown, not acted on (they once passed through raw)."""
+    code, out, _ = gw(monkeypatch, capsys, "sql", HOSTILE, "-w", str(warehouse), "--max-width", "60")
+    assert code == 0
+    assert out.splitlines()[2].startswith("a\\x1b[31m\\rb\\u202e\\x07 | 1 |")
+    code, out, _ = gw(monkeypatch, capsys, "sql", HOSTILE, "-w", str(warehouse), "--format", "markdown")
+    assert code == 0
+    assert out.splitlines()[2].startswith("| a\\\\x1b[31m<br>b\\\\u202e\\\\x07 | 1 |")
+    assert "\x1b" not in out and "\r" not in out and "\u202e" not in out and "\x07" not in out
+
+
+def test_csv_and_json_keep_every_value_and_column(warehouse, monkeypatch, capsys):
+    """A CR inside a field is quoted (it once broke the row); json keeps both columns named s
+    (one was lost) and writes NaN/infinity inside a list as null even on the exact path a
+    128-bit integer takes (it wrote NaN, which is not JSON)."""
+    import csv as csv_mod
+
+    code, out, _ = gw(monkeypatch, capsys, "sql", HOSTILE, "-w", str(warehouse), "--format", "csv")
+    assert code == 0
+    rows = list(csv_mod.reader(io.StringIO(out, newline="")))
+    assert rows == [["s", "s", "l", "h"],
+                    ["a\x1b[31m\rb\u202e\x07", "1", "[1.5, nan, inf]", "170141183460469231731687303715884105727"]]
+    for fmt in ("json", "jsonl"):
+        code, out, _ = gw(monkeypatch, capsys, "sql", HOSTILE, "-w", str(warehouse), "--format", fmt)
+        assert code == 0
+        doc = json.loads(out) if fmt == "json" else [json.loads(line) for line in out.splitlines()]
+        assert doc == [{"s": "a\x1b[31m\rb\u202e\x07", "s_2": 1, "l": [1.5, None, None],
+                        "h": 170141183460469231731687303715884105727}]
+
+
+def test_sql_that_is_not_utf8_is_one_clear_line(warehouse, monkeypatch, capsys):
+    """Bytes that are not UTF-8 (in an argument, decoded with surrogateescape) once ended in
+    "internal error: TypeError"."""
+    code, out, err = gw(monkeypatch, capsys, "sql", "SELECT 1 AS \udcff", "-w", str(warehouse))
+    assert (code, out) == (2, "")
+    assert err == "groundwork: error: the SQL is not valid UTF-8 text (character 13)\n"

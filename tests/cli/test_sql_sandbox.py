@@ -43,6 +43,10 @@ def refused_statements(d) -> dict[str, str]:
         "SET": "SET threads = 1; SELECT 1",
         "SET a path": f"SET temp_directory = '{d / 'spill'}'",
         "PRAGMA": "PRAGMA enable_profiling",
+        # DuckDB's own switch lets these through: the warehouse file itself and its spill folder
+        "ATTACH the warehouse again": f"ATTACH '{d / 'w.duckdb'}' AS again",
+        "COPY into the spill folder": f"SELECT 1; COPY (SELECT * FROM runs) TO '{d / 'w.duckdb.tmp' / 'x.csv'}'",
+        "DETACH": "DETACH again",
     }
 
 
@@ -56,6 +60,7 @@ def listing(d):
 @pytest.mark.parametrize("name", NAMES)
 def test_sql_refuses_what_reaches_outside_the_warehouse(place, monkeypatch, capsys, name):
     d, w = place
+    (d / "w.duckdb.tmp").mkdir(exist_ok=True)   # DuckDB makes it when it spills
     before = listing(d)
     code, out, err = run_cli(monkeypatch, capsys, "sql", refused_statements(d)[name], "-w", str(w))
     assert code == 2 and out == ""
