@@ -10,6 +10,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from groundwork.core.engine import duckdb
 from groundwork.investigate.session import SqlError, run
 
 TIME_LIMIT = 10.0
@@ -46,6 +47,10 @@ def run_limited(con, sql: str, params: dict | None = None, *, seconds: float = T
             if len(rows) > max_rows:
                 break
     except SqlError:
+        try:   # a statement that failed inside the query's own BEGIN leaves the transaction aborted
+            con.execute("ROLLBACK")
+        except duckdb.Error:
+            pass   # no transaction was open
         if fired.is_set():
             raise SqlError(f"the query was stopped after {seconds:g} s (the time limit of a query here)") from None
         raise

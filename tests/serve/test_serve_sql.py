@@ -51,6 +51,15 @@ def test_an_sql_error_is_one_line_with_its_position(example_client):
     assert r.status_code == 400 and "(at line 1, column 8)" in r.json()["error"]
 
 
+def test_a_failing_statement_inside_begin_is_a_400_with_its_error(example_client):
+    """The failed statement aborts the query's own transaction; the page once failed after it
+    (500, internal error: TransactionException)."""
+    for fmt in ("html", "json"):
+        r = sql(example_client, "BEGIN; SELECT nope FROM run_summary", format=fmt)
+        assert r.status_code == 400, r.text[:300]
+        assert "nope" in r.text and "TransactionException" not in r.text
+
+
 def test_several_statements_and_temp_views_work(example_client):
     r = sql(example_client, "CREATE TEMP VIEW v AS SELECT 41 + 1 AS answer; SELECT * FROM v", format="json")
     assert r.json() == [{"answer": 42}]
