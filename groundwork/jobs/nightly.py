@@ -84,8 +84,14 @@ def _check_inputs(runs_dir: Path, sources: Path | None, out: Path, created: list
         raise GroundworkError(f"sources file {sources} {problem}")
     if out.exists() and not out.is_dir():
         raise GroundworkError(f"--out {out} exists and is not a directory")
-    if runs_dir.resolve() == out.resolve() or runs_dir.resolve() in out.resolve().parents:
+    runs, report = runs_dir.resolve(), out.resolve()
+    if runs == report or runs in report.parents:
         raise GroundworkError(f"--out {out} is inside the archive {runs_dir}; reports are never written into the archive")
+    if report in runs.parents:
+        # e.g. --out the run store (the parent of runs/): the report's own runs/<id>/ folders
+        # would be the archive's run folders, their grounding.txt and sources.txt overwritten
+        raise GroundworkError(f"--out {out} holds the archive {runs_dir}; reports are never written into the archive, "
+                              "give a report folder outside it")
     # Fail before a long ingest, not after it.
     try:
         created.extend(_mkdirs(out))

@@ -225,7 +225,8 @@ def test_without_sources_the_source_check_is_skipped(tmp_path):
     assert not list((tmp_path / "out" / "runs").glob("*/sources.txt"))
 
 
-@pytest.mark.parametrize("case", ["missing-runs-dir", "out-inside-archive", "missing-sources", "out-is-a-file"])
+@pytest.mark.parametrize("case", ["missing-runs-dir", "out-inside-archive", "out-holds-the-archive", "missing-sources",
+                                  "out-is-a-file"])
 def test_jobs_that_cannot_be_done_exit_2_with_one_line(tmp_path, case):
     runs = tmp_path / "runs"
     runs.mkdir()
@@ -234,6 +235,10 @@ def test_jobs_that_cannot_be_done_exit_2_with_one_line(tmp_path, case):
         args[0] = str(tmp_path / "nope")
     elif case == "out-inside-archive":
         args[4] = str(runs / "reports")
+    elif case == "out-holds-the-archive":   # the run store: its runs/ would be the report's runs/
+        args[4] = str(tmp_path)
+        (runs / "run-1").mkdir()
+        (runs / "run-1" / "grounding.txt").write_text("recorded\n")
     elif case == "out-is-a-file":
         (tmp_path / "file").write_text("x")
         args[4] = str(tmp_path / "file" / "reports")
@@ -246,6 +251,10 @@ def test_jobs_that_cannot_be_done_exit_2_with_one_line(tmp_path, case):
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert p.stderr.startswith("groundwork: error: ")
     assert not (runs / "reports").exists()
+    if case == "out-holds-the-archive":
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
+        assert sorted(p.name for p in (runs / "run-1").iterdir()) == ["grounding.txt"]
+        assert "holds the archive" in p.stderr
 
 
 def test_the_nightly_keeps_the_derived_relations_for_the_next_full_re_lint(first_night, tmp_path):
