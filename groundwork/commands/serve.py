@@ -12,7 +12,8 @@ def register(app: typer.Typer) -> None:
     def serve_command(
         warehouse: str = options.warehouse_option(", read, never written"),
         host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback by default)."),
-        port: int = typer.Option(8080, "--port", "-p", help="Port to listen on (0: any free port; the line printed says which)."),
+        port: int = typer.Option(8080, "--port", "-p", min=0, max=65535,
+                                  help="Port to listen on (0: any free port; the line printed says which)."),
         config: str = options.config_option(),
     ) -> None:
         """Browse the warehouse in a web browser: the runs, a run, a rule, and SQL (read-only).

@@ -4,6 +4,8 @@ line with the address, then serve with uvicorn until SIGINT or SIGTERM."""
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import signal
 import socket
 import sys
@@ -14,6 +16,19 @@ import uvicorn
 from groundwork.core.errors import GroundworkError
 from groundwork.serve.app import create_app
 from groundwork.serve.snapshot import Snapshots
+
+
+class OneLine(logging.Filter):
+    """uvicorn logs an exception it meets after the app has answered (a client breaking the HTTP
+    protocol mid-request: a bad chunked body) with its traceback; the server's log gets one line
+    instead (GROUNDWORK_DEBUG=1 keeps the traceback)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and not os.environ.get("GROUNDWORK_DEBUG"):
+            exc = record.exc_info[1]
+            record.msg, record.args = f"{record.getMessage().strip()}: {type(exc).__name__}: {exc}".replace("\n", " "), None
+            record.exc_info = record.exc_text = None
+        return True
 
 
 class Server(uvicorn.Server):
@@ -74,7 +89,8 @@ def serve(warehouse: str, host: str, port: int) -> None:
         app = create_app(warehouse, snapshots=snaps, allowed_hosts=allowed_hosts(sock))
         print(f"groundwork serve: {address(sock)} (warehouse {warehouse}, read-only; Ctrl-C stops)", flush=True)
         config = uvicorn.Config(app, log_level="warning", access_log=False, server_header=False, lifespan="off")
-        server = Server(config)
+        server = Server(config)   # its Config has set up uvicorn's loggers: now the filter
+        logging.getLogger("uvicorn.error").addFilter(OneLine())
         server.run(sockets=[sock])
         sock.close()
     finally:

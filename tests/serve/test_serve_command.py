@@ -111,6 +111,39 @@ def test_a_port_in_use_is_named(tmp_path):
         proc.communicate(timeout=30)
 
 
+def test_a_port_out_of_range_is_refused_as_usage(tmp_path):
+    r = subprocess.run([*GROUNDWORK, "serve", "--warehouse", str(EXAMPLE_WAREHOUSE), "--port", "70000"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "internal error" not in r.stderr
+    assert "65535" in r.stderr
+
+
+def test_a_client_breaking_http_mid_request_costs_the_log_one_line_not_a_traceback():
+    """A malformed chunked body to a route the app answers at once: uvicorn then fails to send
+    its 400 and logged "Exception in ASGI application" with a traceback on the server's stderr."""
+    import socket
+
+    proc, line = start("--warehouse", str(EXAMPLE_WAREHOUSE), "--port", "0")
+    try:
+        port = int(re.search(r":(\d+)/", line).group(1))
+        for target in (b"POST /sql", b"GET /nope"):
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+                s.sendall(target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
+                          b"Connection: close\r\n\r\nzz\r\nhello\r\n0\r\n\r\n")
+                reply = b""
+                while chunk := s.recv(65536):
+                    reply += chunk
+            assert reply.startswith(b"HTTP/1.1 4"), reply[:100]
+        assert get(line.split()[2]).count("99 runs") >= 1   # still serving
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert "Traceback" not in err
+    errors = [row for row in err.splitlines() if row.startswith("ERROR")]
+    assert all("LocalProtocolError" in row for row in errors), err
+
+
 # A writer in another process, as a nightly or a watch batch is: it opens the warehouse for writing,
 # changes an agent id, holds the file until told to stop (a line on stdin), then closes.
 WRITER = textwrap.dedent("""
