@@ -73,11 +73,26 @@ def export_parquet(con: duckdb.DuckDBPyConnection, out_dir: str | Path, *, overw
     Raises GroundworkError when ``out_dir`` holds files and ``overwrite`` is false.
     """
     out = Path(out_dir)
+    try:
+        str(out).encode("utf-8")
+    except UnicodeEncodeError:
+        raise GroundworkError(f"export directory {str(out)!r} is not a UTF-8 path, which DuckDB cannot write to") from None
     if out.exists() and not out.is_dir():
         raise GroundworkError(f"export target {out} is a file, not a directory")
     if out.exists() and any(out.iterdir()) and not overwrite:
         raise GroundworkError(f"export directory {out} is not empty; choose another or pass --overwrite")
-    out.mkdir(parents=True, exist_ok=True)
+    created = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        return _export(con, out)
+    except (OSError, duckdb.Error) as exc:
+        if created:   # nothing half-written left behind
+            shutil.rmtree(out, ignore_errors=True)
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
+        raise GroundworkError(f"cannot write the export to {out}: {why}") from None
+
+
+def _export(con: duckdb.DuckDBPyConnection, out: Path) -> dict:
     con.execute("SET TimeZone = 'UTC'")  # TIMESTAMP -> TIMESTAMPTZ must read the stored values as UTC
     manifest = {
         "format": "groundwork-parquet-export",

@@ -147,3 +147,16 @@ def test_corpus_export_reads_back_with_the_same_verdicts(tmp_path, corpus_dir):
         assert got == expected[key]
     _, rel = read(out, "lint_violations")
     assert reader.execute(f"SELECT lint_id, invocation_id, seq, code, message FROM {rel} ORDER BY 1, 2, 3").fetchall() == expected["violations"]
+
+
+def test_an_export_that_cannot_be_written_is_one_line_and_leaves_nothing(warehouse, tmp_path, monkeypatch, capsys):
+    """A folder that cannot be made, or a path that is not UTF-8 (DuckDB's COPY cannot take it),
+    once ended in "internal error" and the latter left a half-made folder behind."""
+    blocked = tmp_path / "file"
+    blocked.write_text("x")
+    code, out, err = gw(monkeypatch, capsys, "export", "-w", str(warehouse), "--parquet", str(blocked / "sub" / "ex"))
+    assert code == 2 and err.startswith("groundwork: error: cannot write the export to ") and err.count("\n") == 1, err
+    bad = str(tmp_path / "ex") + "\udcff"   # a byte that is not UTF-8, as the shell hands it over
+    code, out, err = gw(monkeypatch, capsys, "export", "-w", str(warehouse), "--parquet", bad)
+    assert code == 2 and "is not a UTF-8 path" in err and err.count("\n") == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
