@@ -16,7 +16,7 @@ import json
 import re
 from datetime import datetime, timezone
 
-from groundwork.core.pyrepr import pyrepr, pystr
+from groundwork.core.pyrepr import nested_text, pyrepr, pystr
 
 _LONG_DIGITS = re.compile(r"\d{19}")
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -147,36 +147,7 @@ def _dumps_deep(value, item_sep: str, key_sep: str, *, surrogates: bool) -> str:
             return json.dumps(v)   # NaN, Infinity and float repr exactly as json.dumps writes them
         return None
 
-    out: list[str] = []
-    todo: list = [(False, value)]   # (is literal text, value or text), popped from the end
-    while todo:
-        literal, item = todo.pop()
-        if literal:
-            out.append(item)
-            continue
-        text = scalar(item)
-        if text is not None:
-            out.append(text)
-        elif isinstance(item, list):
-            out.append("[")
-            todo.append((True, "]"))
-            for i in range(len(item) - 1, -1, -1):
-                todo.append((False, item[i]))
-                if i:
-                    todo.append((True, item_sep))
-        elif isinstance(item, dict):
-            out.append("{")
-            todo.append((True, "}"))
-            pairs = list(item.items())
-            for i in range(len(pairs) - 1, -1, -1):
-                key, v = pairs[i]
-                todo.append((False, v))
-                todo.append((True, string(key) + key_sep))
-                if i:
-                    todo.append((True, item_sep))
-        else:
-            raise TypeError(f"not a JSON value: {type(item).__name__}")
-    return "".join(out)
+    return nested_text(value, scalar, string, item_sep, key_sep)
 
 
 def _without_surrogates(value):

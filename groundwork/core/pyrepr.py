@@ -84,16 +84,11 @@ def _scalar_repr(value) -> str | None:
     raise TypeError(f"not a JSON value: {type(value).__name__}")
 
 
-def pyrepr(value) -> str:
-    """Return the Python repr of a parsed JSON value (dict order kept).
-
-    Iterative, not recursive: Python's repr of lists and dicts nests in C as deep as any parser
-    lets a document nest, so a deep value (hundreds of levels) must not exhaust this one's stack."""
-    if type(value) is str:
-        return repr_str(value)
-    text = _scalar_repr(value)
-    if text is not None:
-        return text
+def nested_text(value, scalar, key, item_sep: str, key_sep: str) -> str:
+    """The text of a parsed JSON value written without recursion, however deep it nests: a list
+    as ``[a<item_sep>b]``, an object as ``{key(k)<key_sep>v<item_sep>...}``, anything else as
+    ``scalar(v)`` (None for a list or object). Python's own repr and json.dumps recurse; a value
+    nested hundreds of levels deep (any depth a parser accepts) must not exhaust the stack here."""
     out: list[str] = []
     todo: list = [(False, value)]   # (is literal text, value or text), popped from the end
     while todo:
@@ -101,27 +96,35 @@ def pyrepr(value) -> str:
         if literal:
             out.append(item)
             continue
-        text = _scalar_repr(item)
+        text = scalar(item)
         if text is not None:
             out.append(text)
-        elif isinstance(item, list):
-            out.append("[")
-            todo.append((True, "]"))
-            for i in range(len(item) - 1, -1, -1):
-                todo.append((False, item[i]))
-                if i:
-                    todo.append((True, ", "))
-        else:
-            out.append("{")
-            todo.append((True, "}"))
-            pairs = list(item.items())
-            for i in range(len(pairs) - 1, -1, -1):
-                key, v = pairs[i]
-                todo.append((False, v))
-                todo.append((True, repr_str(key) + ": " if isinstance(key, str) else pyrepr(key) + ": "))
-                if i:
-                    todo.append((True, ", "))
+            continue
+        is_object = isinstance(item, dict)
+        parts = list(item.items()) if is_object else [(None, v) for v in item]
+        out.append("{" if is_object else "[")
+        todo.append((True, "}" if is_object else "]"))
+        for i in range(len(parts) - 1, -1, -1):   # pushed last to first: popped in order
+            k, v = parts[i]
+            todo.append((False, v))
+            if is_object:
+                todo.append((True, key(k) + key_sep))
+            if i:
+                todo.append((True, item_sep))
     return "".join(out)
+
+
+def _key_repr(key) -> str:
+    return repr_str(key) if isinstance(key, str) else pyrepr(key)
+
+
+def pyrepr(value) -> str:
+    """Return the Python repr of a parsed JSON value (dict order kept), without recursion
+    (``nested_text``)."""
+    if type(value) is str:
+        return repr_str(value)
+    text = _scalar_repr(value)
+    return text if text is not None else nested_text(value, _scalar_repr, _key_repr, ", ", ": ")
 
 
 def pystr(value) -> str:
