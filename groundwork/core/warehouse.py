@@ -14,7 +14,6 @@ import os
 import re
 import shlex
 import stat
-import struct
 import time
 from contextlib import contextmanager
 from functools import lru_cache
@@ -414,34 +413,12 @@ def _existing_file(path: str) -> bool:
         raise _not_a_warehouse(path, "not a regular file")
     try:
         with open(path, "rb") as f:
-            head = f.read(_HEADERS)
+            head = f.read(12)
     except OSError as exc:
         raise GroundworkError(f"cannot read warehouse {path}: {exc.strerror or exc}") from None
     if head[8:12] != b"DUCK":  # a DuckDB file's magic bytes
         raise _not_a_warehouse(path, "not a DuckDB database file")
-    needed = _size_needed(head)
-    if needed is not None and st.st_size < needed:
-        raise _not_a_warehouse(path, f"a DuckDB file cut short: {st.st_size:,} bytes where its header "
-                                     f"counts {needed:,}")
     return True
-
-
-_HEADERS = 3 * 4096   # a DuckDB file's main header and its two database headers, before the first block
-
-
-def _size_needed(head: bytes) -> int | None:
-    """The size a DuckDB file must have at least, from its current database header (the one of
-    the higher iteration: checksum, iteration, meta block, free list, block count, block size, ...
-    as little-endian 64-bit integers at 4096 and 8192), or None when the header cannot tell. A
-    file cut short (a copy stopped half-way) would otherwise be opened, written to, and fail
-    with an IO error once a missing block is read."""
-    if len(head) < _HEADERS:
-        return None
-    current = max((struct.unpack_from("<6Q", head, at) for at in (4096, 8192)), key=lambda h: h[1])
-    blocks, block_size = current[4], current[5]
-    if not (4096 <= block_size <= 1 << 24 and block_size & (block_size - 1) == 0 and blocks < 1 << 40):
-        return None
-    return _HEADERS + blocks * block_size
 
 
 def _open(path: str, read_only: bool, copied: bool, wait: float) -> duckdb.DuckDBPyConnection:
