@@ -114,17 +114,13 @@ def nested_text(value, scalar, key, item_sep: str, key_sep: str) -> str:
     return "".join(out)
 
 
-def _key_repr(key) -> str:
-    return repr_str(key) if isinstance(key, str) else pyrepr(key)
-
-
 def pyrepr(value) -> str:
     """Return the Python repr of a parsed JSON value (dict order kept), without recursion
     (``nested_text``)."""
     if type(value) is str:
         return repr_str(value)
     text = _scalar_repr(value)
-    return text if text is not None else nested_text(value, _scalar_repr, _key_repr, ", ", ": ")
+    return text if text is not None else nested_text(value, _scalar_repr, repr_str, ", ", ": ")
 
 
 def pystr(value) -> str:
