@@ -20,7 +20,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from groundwork.core.pyrepr import pyrepr, repr_json, repr_str_json
+from groundwork.core.pyrepr import pyrepr, repr_json, repr_member_json, repr_str_json
 
 CACHE_ENV = "GROUNDWORK_TEMPLATE_CACHE"  # a directory, or "off"; default ~/.cache/groundwork/templates
 
@@ -35,6 +35,7 @@ TEXT_FILTERS = {
     "repr_json": repr_json,        # JSON text column -> Python repr
     "pyrepr": pyrepr,              # parsed value -> Python repr
     "repr_str_json": repr_str_json,  # JSON text column -> repr of its str()
+    "repr_member_json": repr_member_json,  # JSON text of an object, a member's name -> repr of the member's str()
     "h12": _h12,
 }
 

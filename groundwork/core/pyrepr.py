@@ -157,3 +157,17 @@ def repr_str_json(text: str | None, fallback: str | None = None) -> str:
     if len(text) >= 2 and text[0] == '"' and text[-1] == '"' and "\\" not in text:
         return repr_str(text[1:-1])
     return repr_str(pystr(loads_exact(text)))
+
+
+def repr_member_json(text: str | None, key: str, fallback: str | None = None) -> str:
+    """Return repr(str(value[key])) of the object stored as JSON text, ``fallback`` being that
+    member's str() form as a VARCHAR holds it.
+
+    A VARCHAR loses only what it replaces with U+FFFD (a lone surrogate), so the object is parsed
+    only when ``fallback`` holds one: a grounded reference's source id (docs/rules.md#repr) keeps
+    its lone surrogates as repr() prints them. Without JSON text, as ``repr_str_json``.
+    """
+    if text is None or fallback is None or "\ufffd" not in fallback:
+        return repr_str("None" if fallback is None else fallback)
+    value = loads_exact(text)
+    return repr_str(pystr(value.get(key) if isinstance(value, dict) else None))

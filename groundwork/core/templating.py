@@ -81,5 +81,5 @@ def build_environment(templates_dir: str | os.PathLike, cache: TemplateCache | N
         keep_trailing_newline=True,
         bytecode_cache=cache,
     )
-    env.filters.update(TEXT_FILTERS)  # repr_json, pyrepr, repr_str_json, h12 (groundwork.core.plaintemplates)
+    env.filters.update(TEXT_FILTERS)  # repr_json, pyrepr, repr_str_json, repr_member_json, h12 (groundwork.core.plaintemplates)
     return env

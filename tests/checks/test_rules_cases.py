@@ -91,7 +91,8 @@ def write_run(folder: Path, case: dict) -> tuple[Path, Path]:
         envelope.pop(key, None)
     spans_path, envelope_path = folder / "spans.jsonl", folder / "envelope.json"
     spans_path.write_text("".join(json.dumps(span_line(s)) + "\n" for s in spans), encoding="utf-8")
-    envelope_path.write_text(json.dumps(envelope, indent=2, ensure_ascii=False), encoding="utf-8")
+    # as the workbench writes it: json.dumps(doc, indent=2), every non-ASCII character escaped (lone surrogates too)
+    envelope_path.write_text(json.dumps(envelope, indent=2), encoding="ascii")
     return spans_path, envelope_path
 
 
