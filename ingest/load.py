@@ -1218,11 +1218,16 @@ def _dir_watermark(root: str) -> int | None:
 # runs to list again at a quick scan (besides new folder names): written shortly before the last
 # scan (maybe still being written: the workbench writes a run's files one after the other, its
 # index line in between, docs/rules.md#run-folder), lacking a file (incomplete, maybe an empty
-# folder listed just after it was made), or parsed by another parser version
+# folder listed just after it was made), loaded without sources.txt (the file the workbench writes
+# last) by the last scan or since (a copy of the archive may bring it later, and once is enough: a
+# workbench before the source check never writes it, and looking into every run without one at
+# every quick scan would cost the archive; the full scan looks into them all), or parsed by
+# another parser version.
 _RECHECK_SQL = """
 SELECT DISTINCT invocation_id FROM run_files WHERE mtime_ns >= $since
 UNION SELECT invocation_id FROM ingest_issues WHERE kind = $missing_file AND invocation_id IS NOT NULL
 UNION SELECT invocation_id FROM runs WHERE parser_version IS DISTINCT FROM $parser
+UNION SELECT invocation_id FROM runs WHERE NOT missing AND ingest_id >= $last_scan AND recorded_sources IS NULL
 """
 
 
@@ -1245,13 +1250,14 @@ def _quick_plan(loader: _Loader, listing, result: IngestResult):
     unread (an in-place edit is the full scan's to find)."""
     con = loader.con
     prev = con.execute(
-        "SELECT dir_mtime_ns, epoch_ns(started_at) FROM ingests WHERE runs_dir = ? AND finished_at IS NOT NULL "
+        "SELECT dir_mtime_ns, epoch_ns(started_at), ingest_id FROM ingests WHERE runs_dir = ? AND finished_at IS NOT NULL "
         "AND scan IN ('quick', 'full') ORDER BY ingest_id DESC LIMIT 1", [loader.root_real]).fetchall()
     if not prev:
         return None
-    prev_mtime, prev_start = prev[0]
+    prev_mtime, prev_start, prev_id = prev[0]
     dir_mtime = _dir_watermark(loader.root)
-    params = {"since": prev_start - SETTLE_NS, "parser": PARSER_VERSION, "missing_file": K.MISSING_FILE}
+    params = {"since": prev_start - SETTLE_NS, "parser": PARSER_VERSION, "missing_file": K.MISSING_FILE,
+              "last_scan": prev_id}
     relist = dir_mtime is None or prev_mtime is None or dir_mtime != prev_mtime
     if relist:
         _, index_present, schemas_present = _list_root(loader, listing, result)
