@@ -160,14 +160,11 @@ def repr_str_json(text: str | None, fallback: str | None = None) -> str:
 
 
 def repr_member_json(text: str | None, key: str, fallback: str | None = None) -> str:
-    """Return repr(str(value[key])) of the object stored as JSON text, ``fallback`` being that
-    member's str() form as a VARCHAR holds it.
-
-    A VARCHAR loses only what it replaces with U+FFFD (a lone surrogate), so the object is parsed
-    only when ``fallback`` holds one: a grounded reference's source id (docs/rules.md#repr) keeps
-    its lone surrogates as repr() prints them. Without JSON text, as ``repr_str_json``.
-    """
-    if text is None or fallback is None or "\ufffd" not in fallback:
+    """Return repr(str(value[key])) of the object stored as JSON text; without JSON text,
+    ``fallback`` (that member's str() form as a VARCHAR holds it) is printed, as
+    ``repr_str_json`` does. The rules give the text only where the VARCHAR may have lost a lone
+    surrogate (it holds U+FFFD): a grounded reference's source id (docs/rules.md#repr)."""
+    if text is None:
         return repr_str("None" if fallback is None else fallback)
     value = loads_exact(text)
     return repr_str(pystr(value.get(key) if isinstance(value, dict) else None))

@@ -7,9 +7,9 @@
 -- order: ord
 -- docs/rules.md#g2: (a) every grounded pair, with multiplicity, must equal the pair of one retrieval
 -- span; (b) a succeeded envelope with a payload but no well-formed reference rests on nothing.
--- value_json (the reference's raw JSON) lets the message repr a source id exactly where the VARCHAR
--- lost a lone surrogate (docs/rules.md#repr).
-SELECT g.invocation_id, g.ord, 'not_retrieved' AS problem, g.source_id, g.content_hash, g.value_json
+-- ref_json (the reference's raw JSON where its source_id holds U+FFFD) lets the message repr a
+-- source id exactly where the VARCHAR lost a lone surrogate (docs/rules.md#repr).
+SELECT g.invocation_id, g.ord, 'not_retrieved' AS problem, g.source_id, g.content_hash, g.ref_json
 FROM lint_grounded g
 JOIN lint_judged j USING (run_key)
 WHERE j.mode = 'retrieval'

@@ -7,10 +7,10 @@
 -- order: part, ord
 -- docs/rules.md#r2: every grounded pair (label payload), then every evidence pair (label evidence),
 -- that is not exactly the input pair (input:<invocation_id>, root dd.input_hash).
--- value_json (the reference's raw JSON) lets the message repr a source id exactly where the VARCHAR
--- lost a lone surrogate (docs/rules.md#repr).
+-- ref_json (the reference's raw JSON where its source_id holds U+FFFD) lets the message repr a
+-- source id exactly where the VARCHAR lost a lone surrogate (docs/rules.md#repr).
 SELECT g.invocation_id, 0 AS part, g.ord, 'payload' AS label,
-       g.source_id, CAST(NULL AS STRING) AS source_id_json, g.value_json, g.content_hash, j.input_sid, j.input_hash
+       g.source_id, CAST(NULL AS STRING) AS source_id_json, g.ref_json, g.content_hash, j.input_sid, j.input_hash
 FROM lint_grounded g
 JOIN lint_judged j USING (run_key)
 WHERE j.mode IN ('input_only', 'none')
