@@ -106,7 +106,7 @@ def write_texts(con, out: Path, manifest: manifests.Manifest, result: RunOutputs
 def _page_keys(con, p: data.Passes, version: str) -> list[tuple[str, str, str]]:
     """(invocation id, slug, page key) of every run with a page: the key is a digest of the
     templates' ``version`` and of what the page is made from (failing_keys)."""
-    rows = data.execute(con, "failing_keys", lint=p.lint_id, verify=p.verify_id, version=version).fetchall()
+    rows = data.execute(con, "failing_keys", lint=p.lint_id, nightly=p.nightly_id, version=version).fetchall()
     return [(inv, slug(inv), key) for inv, key in rows]
 
 
