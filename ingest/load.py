@@ -1218,16 +1218,18 @@ def _dir_watermark(root: str) -> int | None:
 # runs to list again at a quick scan (besides new folder names): written shortly before the last
 # scan (maybe still being written: the workbench writes a run's files one after the other, its
 # index line in between, docs/rules.md#run-folder), lacking a file (incomplete, maybe an empty
-# folder listed just after it was made), loaded without sources.txt (the file the workbench writes
-# last) by the last scan or since (a copy of the archive may bring it later, and once is enough: a
-# workbench before the source check never writes it, and looking into every run without one at
-# every quick scan would cost the archive; the full scan looks into them all), or parsed by
-# another parser version.
+# folder listed just after it was made), loaded by the last scan or since without a complete
+# sources.txt (the file the workbench writes last; complete: ending with its newline, as the watch
+# has it, docs/rules.md#complete-run-folders): a copy of the archive may bring the rest later, and
+# once is enough (a workbench before the source check never writes it, and looking into every run
+# without one at every quick scan would cost the archive; the full scan looks into them all), or
+# parsed by another parser version.
 _RECHECK_SQL = """
 SELECT DISTINCT invocation_id FROM run_files WHERE mtime_ns >= $since
 UNION SELECT invocation_id FROM ingest_issues WHERE kind = $missing_file AND invocation_id IS NOT NULL
 UNION SELECT invocation_id FROM runs WHERE parser_version IS DISTINCT FROM $parser
-UNION SELECT invocation_id FROM runs WHERE NOT missing AND ingest_id >= $last_scan AND recorded_sources IS NULL
+UNION SELECT invocation_id FROM runs WHERE NOT missing AND ingest_id >= $last_scan
+                                     AND (recorded_sources IS NULL OR NOT suffix(recorded_sources, $newline))
 """
 
 
@@ -1257,7 +1259,7 @@ def _quick_plan(loader: _Loader, listing, result: IngestResult):
     prev_mtime, prev_start, prev_id = prev[0]
     dir_mtime = _dir_watermark(loader.root)
     params = {"since": prev_start - SETTLE_NS, "parser": PARSER_VERSION, "missing_file": K.MISSING_FILE,
-              "last_scan": prev_id}
+              "last_scan": prev_id, "newline": "\n"}
     relist = dir_mtime is None or prev_mtime is None or dir_mtime != prev_mtime
     if relist:
         _, index_present, schemas_present = _list_root(loader, listing, result)

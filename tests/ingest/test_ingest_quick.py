@@ -200,27 +200,29 @@ def test_a_run_listed_before_its_last_file_is_read_again_by_the_next_quick_scan(
 
 
 def test_a_run_loaded_without_sources_txt_is_looked_into_once_more_whatever_its_mtimes(archive, two_archives):
-    """A copy of the archive may bring a run's sources.txt (the file the workbench writes last)
-    after the run was loaded, with old mtimes kept (rsync -a): the next quick scan looks into a
-    run loaded without one and reads it. Once: a run of a workbench before the source check never
-    gets one, and the quick scan after that leaves it unread (an edit in place of it is the full
-    scan's to find, as for any run)."""
+    """A copy of the archive may bring a run's sources.txt (the file the workbench writes last),
+    or its end, after the run was loaded, with old mtimes kept (rsync -a): the next quick scan
+    looks into a run loaded without a complete one (ending with its newline) and reads it. Once:
+    a run of a workbench before the source check never gets one, and the quick scan after that
+    leaves it unread (an edit in place of it is the full scan's to find, as for any run)."""
     con, _ = ingest(archive, full_scan=False)
     src = two_archives[1]
-    late, never = run_names(src)[2:4]
+    late, cut, never = run_names(src)[2:5]
     lines = {json.loads(ln)["invocation_id"]: ln for ln in (src / "invocations.jsonl").read_bytes().splitlines(keepends=True)}
-    for name in (late, never):
+    for name in (late, cut, never):
         shutil.copytree(src / name, archive / name, ignore=shutil.ignore_patterns("sources.txt"))
         with open(archive / "invocations.jsonl", "ab") as fh:
             fh.write(lines[name])
+    (archive / cut / "sources.txt").write_bytes((src / cut / "sources.txt").read_bytes()[:-1])  # its newline not yet
     settle(archive)   # every file an hour old: no settle window reads them again
     os.utime(archive)  # but runs/ modified now, as adding a folder does
     _, first = ingest(archive, con, full_scan=False)
-    assert (first.scan, sorted(first.changed_runs)) == ("quick", sorted([late, never]))
+    assert (first.scan, sorted(first.changed_runs)) == ("quick", sorted([late, cut, never]))
     shutil.copy2(src / late / "sources.txt", archive / late / "sources.txt")
+    shutil.copy2(src / cut / "sources.txt", archive / cut / "sources.txt")
     settle(archive)
     _, second = ingest(archive, con, full_scan=False)
-    assert (second.scan, second.changed_runs) == ("quick", [late])
+    assert (second.scan, sorted(second.changed_runs)) == ("quick", sorted([late, cut]))
     assert snapshot(con) == fresh_snapshot(archive)
     (archive / never / "grounding.txt").write_text("grounding: edited in place\n", encoding="utf-8")
     settle(archive)
