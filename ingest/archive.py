@@ -6,7 +6,7 @@ Issues are (path, line, kind, message) tuples, as ``process_index_lines`` gives 
 
 from __future__ import annotations
 
-from groundwork.core.canonical import CanonicalisationError, content_hash
+from groundwork.core.canonical import content_hash_or_none
 from groundwork.core.jsontext import MAX_LINE, decode_utf8, dumps_doc, loads
 from groundwork.ingest import issues as K
 from groundwork.ingest.issues import Issues
@@ -144,9 +144,5 @@ def schema_file(name: str, rel: str, size: int, data: bytes | None) -> tuple[tup
         issues.add(rel, getattr(exc, "lineno", None), K.MALFORMED_JSON, f"invalid JSON ({exc})")
         row = (digest, None, None)
     else:
-        try:
-            computed = content_hash("dd-json-document-v1", doc)
-        except (CanonicalisationError, RecursionError):
-            computed = None
-        row = (digest, computed, dumps_doc(doc))
+        row = (digest, content_hash_or_none("dd-json-document-v1", doc), dumps_doc(doc))
     return row, [(path, line, kind, msg) for path, line, kind, msg, _effect in issues.items]

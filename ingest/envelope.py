@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from groundwork.core.canonical import CanonicalisationError, content_hash
+from groundwork.core.canonical import CanonicalisationError, content_hash, content_hash_or_none
 
 from groundwork.ingest import issues as K
 from groundwork.ingest.issues import Issues
@@ -57,10 +57,7 @@ def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str 
     if not isinstance(env, dict):
         issues.add(path, None, K.WRONG_TYPE, f"envelope is a JSON {json_type(env) or 'null'}, not an object",
                    lint=True, verify=True)
-        try:
-            cols["envelope_hash"] = content_hash("dd-envelope-json-v1", env, fast)
-        except (CanonicalisationError, RecursionError):   # GW3's, groundwork's own: no hash
-            cols["envelope_hash"] = None
+        cols["envelope_hash"] = content_hash_or_none("dd-envelope-json-v1", env, fast)   # GW3's, groundwork's own
         cols["envelope_json"] = dumps_doc(env, fast)
         cols["evidence_count"] = 0
         cols["delegation_count"] = 0
@@ -127,10 +124,7 @@ def envelope_columns(env, inv: str, path: str, issues: Issues, folder_name: str 
     cols["parent_invocation_id"] = _opt_nonnull(env, "parent_invocation_id")
     telemetry = env.get("telemetry")
     cols["telemetry_trace_id"] = _opt_nonnull(telemetry, "trace_id") if isinstance(telemetry, dict) else None
-    try:
-        cols["envelope_hash"] = content_hash("dd-envelope-json-v1", env, fast)
-    except (CanonicalisationError, RecursionError):   # GW3's, groundwork's own: no hash
-        cols["envelope_hash"] = None
+    cols["envelope_hash"] = content_hash_or_none("dd-envelope-json-v1", env, fast)   # GW3's, groundwork's own
     cols["envelope_json"] = dumps_doc(env, fast)
     return cols
 
@@ -245,11 +239,8 @@ def request_columns(req, path: str, issues: Issues, fast: bool = False) -> dict:
     if "input" not in req:
         issues.add(path, None, K.MISSING_KEY, "request lacks the key 'input'; the input hash cannot be computed")
     else:
-        try:
-            cols["input_hash"] = content_hash("dd-input-json-v1", req["input"], fast)
-        except CanonicalisationError:  # lone surrogate: recorded as lone-surrogate by the reader
-            pass
-        except RecursionError:  # nested too deep for json.dumps: no hash (no check reads request.json)
-            pass
+        # None for a lone surrogate (recorded as lone-surrogate by the reader) or a value nested
+        # too deep for json.dumps: no check reads request.json
+        cols["input_hash"] = content_hash_or_none("dd-input-json-v1", req["input"], fast)
     cols["issued_at"] = iso_to_us_opt(req.get("issued_at"))
     return cols

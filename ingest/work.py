@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from groundwork.core.canonical import CanonicalisationError, content_hash
+from groundwork.core.canonical import content_hash_or_none
 
 from groundwork.ingest import issues as K
 from groundwork.ingest import shm
@@ -173,10 +173,7 @@ def process_index_lines(lines: list[tuple[int, bytes]]) -> tuple[list[tuple], li
             out.append((line_no, None, None, None, None, None))
             continue
         outcome = doc.get("outcome")
-        try:
-            h = content_hash("dd-envelope-json-v1", doc, fast)
-        except (CanonicalisationError, RecursionError):
-            h = None
+        h = content_hash_or_none("dd-envelope-json-v1", doc, fast)
         out.append((line_no,
                     vstr(doc["invocation_id"]) if "invocation_id" in doc else None,
                     vstr(doc["agent_id"]) if "agent_id" in doc else None,

@@ -111,3 +111,14 @@ def content_hash(name, record, fast: bool = False) -> str:
     """Return the SHA-256 hex of the canonical bytes of ``record`` under ``name`` (``fast`` as
     for canonical_bytes)."""
     return sha256_hex(canonical_bytes(project(name, record), fast))
+
+
+def content_hash_or_none(name, record, fast: bool = False) -> str | None:
+    """``content_hash``, or None where it cannot be computed: a lone surrogate (CanonicalisationError)
+    or a value nested past json.dumps's depth (RecursionError). For the hashes groundwork keeps for
+    itself (an envelope's, an index line's, a class schema's, a request input's), which no
+    workbench message prints (docs/rules.md#canonical-json)."""
+    try:
+        return content_hash(name, record, fast)
+    except (CanonicalisationError, RecursionError):
+        return None
