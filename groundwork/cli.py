@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import sys
 from contextlib import contextmanager, nullcontext
 from functools import lru_cache
@@ -190,15 +191,48 @@ def fail(message: str) -> None:
     raise SystemExit(2)
 
 
+_SIGINT = []  # the SIGINTs this process took (``_note_sigint``)
+
+
+def _note_sigint(signum, frame) -> None:
+    """Python's SIGINT handler (raise KeyboardInterrupt), noting the signal first: DuckDB takes
+    the KeyboardInterrupt of a query it was running and raises its own error instead
+    (``RuntimeError('Query interrupted')``, or an error about whatever it was reading)."""
+    _SIGINT.append(signum)
+    signal.default_int_handler(signum, frame)
+
+
+def _interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is how a Ctrl-C (SIGINT) ended the command: a KeyboardInterrupt, typer's
+    exit 130 raised from one, or any error after this process took a SIGINT (``_note_sigint``)."""
+    if _SIGINT:
+        return True
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def interrupted() -> None:
+    """End an interrupted command: one line, exit code 2 (the job was not done)."""
+    print("groundwork: interrupted", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def main(importing=nullcontext) -> None:
     """Run the CLI, turning every failure into a one-line message and exit code 2 (``importing``:
-    see ``drop_in``)."""
+    see ``drop_in``); a Ctrl-C too (``_interrupt``)."""
     try:
         call = drop_in(sys.argv[1:], importing)
         if call is not None:
             raise SystemExit(call())
         build_app()()
-    except SystemExit:
+    except SystemExit as exc:
+        if exc.code == 130 and _interrupt(exc):
+            interrupted()
         raise
     except GroundworkError as exc:
         fail(str(exc))
@@ -206,9 +240,10 @@ def main(importing=nullcontext) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(1)
     except KeyboardInterrupt:
-        print("groundwork: interrupted", file=sys.stderr)
-        raise SystemExit(2)
+        interrupted()
     except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback
+        if _interrupt(exc):
+            interrupted()
         if os.environ.get("GROUNDWORK_DEBUG"):
             raise
         fail(f"internal error: {type(exc).__name__}: {exc} (set GROUNDWORK_DEBUG=1 for a traceback)")
@@ -225,10 +260,12 @@ GC_THRESHOLD = 20_000
 def script() -> None:
     """The process entry: ``main`` in a process of its own, which no command but `spark` lets
     import pandas or numpy (0.2-0.3 s and ~0.08 s that pyarrow would spend on them;
-    groundwork.core.keepout), whose
-    collector runs less often (GC_THRESHOLD), and whose drop-in imports run without it
-    (``_imports_without_gc``)."""
+    groundwork.core.keepout), whose collector runs less often (GC_THRESHOLD), whose drop-in
+    imports run without it (``_imports_without_gc``), and whose Ctrl-C ends in one line however
+    it reached the command (``_note_sigint``)."""
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _note_sigint)
     if sys.argv[1:2] != ["spark"]:
         from groundwork.core.keepout import keep_out
 

@@ -24,6 +24,7 @@ import itertools
 import os
 import queue
 import re
+import signal
 import sys
 import threading
 import time
@@ -112,19 +113,33 @@ class IngestResult:
 
 
 @contextmanager
-def _main_not_reimported():
-    """Spawned workers re-import a script's __main__ (and re-run it, without a __name__ guard);
-    they only need the ingest package, so hide the script path while workers start."""
-    main = sys.modules.get("__main__")
-    if main is None or getattr(main, "__spec__", None) is not None or not hasattr(main, "__file__"):
-        yield
-        return
-    path = main.__file__
-    del main.__file__
+def _workers_may_start():
+    """Around a submit to the process pool, which may start a worker:
+
+    - Spawned workers re-import a script's __main__ (and re-run it, without a __name__ guard);
+      they only need the ingest package, so the script path is hidden while workers start.
+    - SIGINT is blocked in this thread, so a worker starts with it blocked (the signal mask
+      survives fork and exec) and keeps it so: a Ctrl-C at the terminal goes to every process
+      of the group, and a worker taking it would print its KeyboardInterrupt traceback from
+      wherever it was. The main process alone stops (one line, groundwork.cli); a SIGINT that
+      comes while blocked here is delivered on leaving, not lost."""
+    blocked = hasattr(signal, "pthread_sigmask")
+    if blocked:
+        was = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        yield
+        main = sys.modules.get("__main__")
+        if main is None or getattr(main, "__spec__", None) is not None or not hasattr(main, "__file__"):
+            yield
+            return
+        path = main.__file__
+        del main.__file__
+        try:
+            yield
+        finally:
+            main.__file__ = path
     finally:
-        main.__file__ = path
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, was)
 
 
 class _Pool:
@@ -164,7 +179,7 @@ class _Pool:
         their interpreters load the parser while the caller does something else."""
         self.__enter__()
         if self.ex is not None:
-            with _main_not_reimported():
+            with _workers_may_start():
                 for _ in range(self.workers):
                     self.ex.submit(process_index_lines, [])
         return self
@@ -177,7 +192,7 @@ class _Pool:
         ref = None
         if self.slots is not None and fn is not process_index_lines:
             ref = self.slots.acquire(self.make_room)
-        with _main_not_reimported():
+        with _workers_may_start():
             self.window.append((self.ex.submit(run_task, ref, fn, *args), None if ref is None else ref[1], (fn, args)))
         while len(self.window) > self.ahead():
             yield self._result(*self.window.popleft())
@@ -376,11 +391,17 @@ class _Writer:
                 # The batch's shared memory is given back once its rows are inserted (_insert
                 # lets DuckDB keep no reference to it). (Should anything still refer to a slot,
                 # say the traceback of an error, it is not reused before that reference is gone.)
-                if isinstance(batch, _Batch):  # not the index's rows (an Arrow table)
-                    for r in batch.pending:
-                        if self.slots is not None:
-                            self.slots.release(r)
-                        r.tables = {}  # the rows go; the names stay (``_redo``)
+                # (A release failing, the slots torn down by a main thread that stopped, say at a
+                # Ctrl-C, is handed over as any error: never a thread's traceback.)
+                try:
+                    if isinstance(batch, _Batch):  # not the index's rows (an Arrow table)
+                        for r in batch.pending:
+                            if self.slots is not None:
+                                self.slots.release(r)
+                            r.tables = {}  # the rows go; the names stay (``_redo``)
+                except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+                    if self.error is None:
+                        self._fail(exc)
                 self.done_count += 1
 
     def _fail(self, exc: BaseException) -> None:
