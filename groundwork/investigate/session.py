@@ -175,6 +175,8 @@ REFUSED_WHEN_CONFINED = {
     duckdb.StatementType.ATTACH: "ATTACH", duckdb.StatementType.DETACH: "DETACH",
     duckdb.StatementType.COPY: "COPY", duckdb.StatementType.COPY_DATABASE: "COPY FROM DATABASE",
     duckdb.StatementType.EXPORT: "EXPORT DATABASE", duckdb.StatementType.LOAD: "INSTALL / LOAD",
+    # a prepared statement's own type is PREPARE, whatever it holds (a COPY into the spill folder)
+    duckdb.StatementType.PREPARE: "PREPARE", duckdb.StatementType.EXECUTE: "EXECUTE",
 }
 
 
@@ -196,8 +198,8 @@ def run(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None) ->
     """Execute every statement of ``sql``; return the streamed result of the last one.
 
     ``params`` are bound by name (``$name``) to the statements that use them, never pasted. On a
-    confined connection, ATTACH, DETACH, COPY, EXPORT and INSTALL / LOAD are refused before
-    anything runs (REFUSED_WHEN_CONFINED).
+    confined connection, ATTACH, DETACH, COPY, EXPORT, INSTALL / LOAD, PREPARE and EXECUTE are
+    refused before anything runs (REFUSED_WHEN_CONFINED).
     """
     found = statements(con, sql)
     _no_progress_bar(con)

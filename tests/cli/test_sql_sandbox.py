@@ -1,5 +1,5 @@
 """`groundwork sql` and `groundwork query` touch nothing but the warehouse unless --allow-files is
-given: file reads and writes, ATTACH, INSTALL / LOAD and SET are refused with one line (exit 2),
+given: file reads and writes, ATTACH, INSTALL / LOAD, PREPARE / EXECUTE and SET are refused with one line (exit 2),
 and nothing is written."""
 
 from __future__ import annotations
@@ -47,6 +47,9 @@ def refused_statements(d) -> dict[str, str]:
         "ATTACH the warehouse again": f"ATTACH '{d / 'w.duckdb'}' AS again",
         "COPY into the spill folder": f"SELECT 1; COPY (SELECT * FROM runs) TO '{d / 'w.duckdb.tmp' / 'x.csv'}'",
         "DETACH": "DETACH again",
+        "COPY prepared, then executed": f"PREPARE p AS COPY (SELECT * FROM runs) TO '{d / 'w.duckdb.tmp' / 'y.csv'}'; "
+                                        "EXECUTE p",
+        "EXECUTE": "EXECUTE p",
     }
 
 
