@@ -157,10 +157,10 @@ def statements(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple[int, duck
     return out
 
 
-def _batches(con: duckdb.DuckDBPyConnection, sql: str, offset: int) -> Iterator[list[tuple]]:
+def _batches(con: duckdb.DuckDBPyConnection, sql: str, offset: int, fetch_rows: int) -> Iterator[list[tuple]]:
     while True:
         try:
-            rows = con.fetchmany(BATCH_ROWS)
+            rows = con.fetchmany(fetch_rows)
         except duckdb.Error as exc:  # errors can surface while streaming (e.g. a bad cast)
             raise _error(sql, exc, offset) from None
         if not rows:
@@ -194,12 +194,14 @@ def _refuse_confined(sql: str, found: list[tuple[int, duckdb.Statement]]) -> Non
             raise SqlError(f"{what} is not allowed (at line {line})", refused=True)
 
 
-def run(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None) -> Result:
+def run(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None, *,
+        fetch_rows: int = BATCH_ROWS) -> Result:
     """Execute every statement of ``sql``; return the streamed result of the last one.
 
-    ``params`` are bound by name (``$name``) to the statements that use them, never pasted. On a
-    confined connection, ATTACH, DETACH, COPY, EXPORT, INSTALL / LOAD, PREPARE and EXECUTE are
-    refused before anything runs (REFUSED_WHEN_CONFINED).
+    ``params`` are bound by name (``$name``) to the statements that use them, never pasted; the
+    result's rows come ``fetch_rows`` at a time. On a confined connection, ATTACH, DETACH, COPY,
+    EXPORT, INSTALL / LOAD, PREPARE and EXECUTE are refused before anything runs
+    (REFUSED_WHEN_CONFINED).
     """
     found = statements(con, sql)
     _no_progress_bar(con)
@@ -217,6 +219,6 @@ def run(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None) ->
         return Result(
             columns=[d[0] for d in description],
             types=[str(d[1]) for d in description],
-            batches=_batches(con, sql, offset) if description else iter(()),
+            batches=_batches(con, sql, offset, fetch_rows) if description else iter(()),
         )
     raise AssertionError("unreachable")

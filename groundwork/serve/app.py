@@ -33,6 +33,7 @@ from starlette.routing import Route
 from groundwork import __version__
 from groundwork.checks.rules import KINDS, load_rules, split_header
 from groundwork.core.errors import GroundworkError
+from groundwork.core.escape import visible
 from groundwork.investigate import queries
 from groundwork.investigate.formats import text as cell_text
 from groundwork.investigate.formats import write_csv, write_json
@@ -41,7 +42,7 @@ from groundwork.reports import data as report_data
 from groundwork.reports import runpage
 from groundwork.reports.charts import rate_chart
 from groundwork.serve import data
-from groundwork.serve.limits import ROW_LIMIT, TIME_LIMIT, run_limited
+from groundwork.serve.limits import BYTE_LIMIT, ROW_LIMIT, TIME_LIMIT, run_limited
 from groundwork.serve.snapshot import Snapshots
 from groundwork.serve.web import AllowedHosts, Page, SecurityHeaders, environment, rule_url, run_url, stylesheet, when
 
@@ -182,6 +183,11 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
 
     # -- /sql --------------------------------------------------------------------------
     def sql_page(request: Request):
+        # A page of another site may send the browser here (a link, an image, a form): its query
+        # would run, unseen (its answer stays unreadable there). Browsers say where a request
+        # comes from; a query typed here, or sent by a tool, is same-origin, "none" or unsaid.
+        if request.headers.get("sec-fetch-site") == "cross-site":
+            return PlainTextResponse("a query sent by another site's page is not run here\n", status_code=403)
         q = request.query_params
         fmt = q.get("format", "html")
         if fmt not in ("html", "json", "csv"):
@@ -219,7 +225,7 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
             rows = [[None if v is None else _cut(cell_text(v)) for v in row] for row in table.rows]
         return html("sql.html", status=400 if error else 200, page=info, sql=sql, saved=saved,
                     saved_all=list(saved_all.values()), given=given, error=error, table=table, rows=rows,
-                    time_limit=time_limit, row_limit=row_limit)
+                    time_limit=time_limit, row_limit=row_limit, byte_limit=BYTE_LIMIT)
 
     def style(request: Request):
         return Response(stylesheet(), media_type="text/css")
@@ -243,7 +249,7 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
                 if os.environ.get("GROUNDWORK_DEBUG"):
                     raise
                 message = f"internal error: {type(exc).__name__}: {exc}"
-                print(f"groundwork serve: {request.url.path}: {message}", file=sys.stderr, flush=True)
+                print(visible(f"groundwork serve: {request.url.path}: {message}"), file=sys.stderr, flush=True)  # one line
                 return html("error.html", status=500, message=message, status_code=500, page=None)
         return call
 

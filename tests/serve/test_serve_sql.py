@@ -1,6 +1,6 @@
 """/sql: results as a table, JSON and CSV; errors with their position; saved queries with bound
-parameters; the sandbox of `groundwork sql` (no file, no network, no setting, no write); the time
-and row limits; and every warehouse string shown escaped (hostile runs)."""
+parameters; the sandbox of `groundwork sql` (no file, no network, no setting, no write); the time,
+row and size limits; and every warehouse string shown escaped (hostile runs)."""
 
 from __future__ import annotations
 
@@ -99,6 +99,28 @@ def test_the_row_limit_cuts_and_says_so(example_client):
     r = sql(example_client, "SELECT * FROM range(120)")
     assert "50 rows" in r.text and "truncated at 50 rows" in r.text
     assert sql(example_client, "SELECT * FROM range(50)", format="json").headers["x-groundwork-truncated"] == "false"
+
+
+def test_the_size_limit_cuts_a_result_of_huge_values_and_says_so(example_client):
+    # 150 values of 10 MB: 1.5 GB, which the row limit alone let through (built in memory first)
+    q = "SELECT range AS i, repeat('x', 10000000) AS s FROM range(150)"
+    r = sql(example_client, q, format="json")
+    assert r.status_code == 200 and r.headers["x-groundwork-truncated"] == "true"
+    assert [row["i"] for row in r.json()] == [0, 1]   # the second row passes 16 MiB and is the last
+    assert len(r.content) < 24 * 1024 * 1024
+    r = sql(example_client, q.replace("10000000", "10").replace("150", "40"))   # under the row limit (50) too
+    assert "truncated" not in r.text
+    r = sql(example_client, q)
+    assert r.status_code == 200 and "2 rows" in r.text and "pass 16 MiB" in r.text
+
+
+def test_a_query_sent_by_another_sites_page_is_not_run(example_client):
+    r = example_client.get("/sql", params={"q": "SELECT 42 AS x", "format": "json"},
+                           headers={"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors"})
+    assert r.status_code == 403 and "42" not in r.text
+    for where in ("same-origin", "none"):   # from the app's own form; typed in the address bar
+        r = example_client.get("/sql", params={"q": "SELECT 42 AS x", "format": "json"}, headers={"Sec-Fetch-Site": where})
+        assert r.json() == [{"x": 42}]
 
 
 def test_the_time_limit_stops_a_long_query(example_client):
