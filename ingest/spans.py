@@ -141,7 +141,9 @@ def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newlin
                 issues.add(path, line_no, K.LONE_SURROGATE,
                            "contains a lone UTF-16 surrogate escape (e.g. \\ud800); text columns show U+FFFD, "
                            "the *_json columns keep the exact value")
-        if isinstance(doc, dict) and "resourceSpans" in doc:
+        # A line with the workbench's "context" is read as the workbench reads it, whatever other
+        # keys it carries (docs/rules.md#spans: other keys are ignored); the OTLP forms have none.
+        if isinstance(doc, dict) and "resourceSpans" in doc and "context" not in doc:
             formats.add("otlp")
             _otlp_batch(doc, inv, line_no, path, issues, rows, records)
         elif isinstance(doc, dict) and "traceId" in doc and "context" not in doc:
