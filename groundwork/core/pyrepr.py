@@ -114,13 +114,20 @@ def nested_text(value, scalar, key, item_sep: str, key_sep: str) -> str:
     return "".join(out)
 
 
+def _repr_key(key) -> str:
+    """The repr of an object's key: a JSON key is a string (a YAML mapping's may be anything)."""
+    if type(key) is not str:
+        raise TypeError(f"not a JSON key: {type(key).__name__}")
+    return repr_str(key)
+
+
 def pyrepr(value) -> str:
     """Return the Python repr of a parsed JSON value (dict order kept), without recursion
-    (``nested_text``)."""
+    (``nested_text``); TypeError for what JSON does not hold (a YAML date, a mapping's number key)."""
     if type(value) is str:
         return repr_str(value)
     text = _scalar_repr(value)
-    return text if text is not None else nested_text(value, _scalar_repr, repr_str, ", ", ": ")
+    return text if text is not None else nested_text(value, _scalar_repr, _repr_key, ", ", ": ")
 
 
 def pystr(value) -> str:

@@ -306,3 +306,15 @@ def test_a_sources_yaml_nested_too_deep_for_the_yaml_parser_is_one_clear_error(t
     cfg.write_text("sources:\n- snapshot_refs: " + "[" * 2000 + "]" * 2000 + "\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=f"cannot read {cfg}: YAML nested too deeply to parse"):
         load_sources(cfg)
+
+
+def test_snapshot_refs_that_are_mappings_with_any_keys_are_their_str(tmp_path):
+    # docs/rules.md#sources-configuration: each ref is used as str() of it, whatever it is; a YAML
+    # mapping's keys may be numbers, null, booleans or dates, which str() prints as Python does
+    entry = data_file(tmp_path, "r.jsonl", jsonl(RECORD_A))
+    cfg = write_config(tmp_path, "sources:\n"
+                       "  - snapshot_refs: ['snap:a', {1: a}, {null: y}, {true: [2.5, {2026-01-01: b}]}]\n"
+                       f"    path: r.jsonl\n    id_field: source_id\n    sha256: {entry['sha256']}\n")
+    config, _ = load_sources(cfg)
+    assert config.entries[0].snapshot_refs == (
+        "snap:a", "{1: 'a'}", "{None: 'y'}", "{True: [2.5, {datetime.date(2026, 1, 1): 'b'}]}")
