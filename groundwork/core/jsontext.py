@@ -308,12 +308,20 @@ def iso_to_us(value) -> int:
     return iso_times(value)[0]
 
 
+# The moments Python's datetime holds, in UTC: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z.
+MIN_US, MAX_US = -62_135_596_800_000_000, 253_402_300_799_999_999
+
+
 def iso_to_us_opt(value) -> int | None:
-    """Lenient variant for informational columns (completed_at, issued_at): None when unusable."""
+    """Lenient variant for informational columns (completed_at, issued_at): None when unusable,
+    or when the moment in UTC is one Python's datetime cannot hold (0001-01-01T00:00:00+14:00 is
+    in year 0, 9999-12-31T23:59:59-14:00 in year 10000): DuckDB would hand such a TIMESTAMPTZ
+    back as a string, where every report and page expects a datetime."""
     try:
-        return iso_to_us(value)
+        us = iso_to_us(value)
     except (TimeProblem, OverflowError):
         return None
+    return us if MIN_US <= us <= MAX_US else None
 
 
 def pystr_repr(value) -> str:

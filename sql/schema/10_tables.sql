@@ -170,7 +170,7 @@ COMMENT ON COLUMN runs.unverifiable_reason IS 'Why the source check cannot run o
 COMMENT ON COLUMN runs.envelope_invocation_id IS 'str() of envelope.invocation_id (None when absent); used for the input pair input:<id>.';
 COMMENT ON COLUMN runs.agent_id IS 'envelope.agent_id (str()), NULL when absent.';
 COMMENT ON COLUMN runs.agent_version IS 'envelope.agent_version (str()), NULL when absent.';
-COMMENT ON COLUMN runs.completed_at IS 'envelope.completed_at as UTC timestamp, NULL when absent or unparsable.';
+COMMENT ON COLUMN runs.completed_at IS 'envelope.completed_at as UTC timestamp, NULL when absent, unparsable, or in UTC outside the years 1 to 9999.';
 COMMENT ON COLUMN runs.grounding_mode IS 'str() of envelope.grounding_mode; NULL when absent or null.';
 COMMENT ON COLUMN runs.grounding_mode_json IS 'Raw JSON of envelope.grounding_mode (null when absent), for repr in G0 messages.';
 COMMENT ON COLUMN runs.grounding_mode_truthy IS 'Python truthiness of envelope.grounding_mode (report mode label is "unknown mode" when false).';

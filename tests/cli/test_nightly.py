@@ -271,3 +271,25 @@ def test_the_nightly_keeps_the_derived_relations_for_the_next_full_re_lint(first
         assert full.counts["failed"] + full.counts["unlintable"] == first_night["s2"]["totals"]["runs_failing"]
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("completed_at", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"])
+def test_a_completion_time_outside_pythons_years_costs_no_report(tmp_path, completed_at):
+    # Valid ISO 8601, but in UTC in year 0 or year 10000: stored, DuckDB handed it back as a
+    # string and every nightly after ended in an internal error. completed_at is informational:
+    # such a time is stored as unknown (NULL), as an unreadable one is.
+    archive = tmp_path / "archive"
+    shutil.copytree(EXAMPLE, archive)
+    env_path = archive / "runs" / FAILING_N1 / "envelope.json"
+    env = json.loads(env_path.read_text(encoding="utf-8"))
+    env["completed_at"] = completed_at
+    env_path.write_text(json.dumps(env, indent=2), encoding="utf-8")
+    for _ in range(2):
+        r = nightly(archive, tmp_path / "w.duckdb", tmp_path / "out")
+        assert r.exit_code in (0, 1), r.output
+    con = duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True)
+    try:
+        assert con.execute("SELECT completed_at FROM runs WHERE invocation_id = ?", [FAILING_N1]).fetchall() == [(None,)]
+    finally:
+        con.close()
+    assert "  - N1: " in (tmp_path / "out" / "runs" / FAILING_N1 / "grounding.txt").read_text(encoding="utf-8")
