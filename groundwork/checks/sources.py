@@ -202,12 +202,27 @@ def check_sources(path: str | Path, *, already_loaded=frozenset(),
             data = read_pinned(entry)
         if not loaded:
             copies[entry.copy_id] = load_copy(entry, data)
-        for ref in entry.snapshot_refs:
-            if ref in seen:
-                raise ConfigError(f"{path}: snapshot_ref {pyrepr(ref)} is listed twice")
-            seen.add(ref)
+        _refs_once(path, entry, seen)
         entries.append(entry)
     return SourcesConfig(path=str(path), sha256=sha, entries=entries), list(copies.values())
+
+
+def _refs_once(path, entry: SourceEntry, seen: set[str]) -> None:
+    """ConfigError when a snapshot_ref of ``entry`` is among ``seen`` (the earlier entries'), else add them."""
+    for ref in entry.snapshot_refs:
+        if ref in seen:
+            raise ConfigError(f"{path}: snapshot_ref {pyrepr(ref)} is listed twice")
+        seen.add(ref)
+
+
+def check_config(path: str | Path) -> None:
+    """ConfigError when a sources.yaml is unusable as a file (its YAML, its sources list, each
+    entry's keys, a snapshot_ref listed twice), reading none of its copies: what a job checks
+    before its long work (the copies are checked by the source check itself)."""
+    _, items = read_config(path)
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        _refs_once(path, make_entry(path, index, item), seen)
 
 
 def pystr_safe(value) -> str:

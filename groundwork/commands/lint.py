@@ -18,6 +18,7 @@ from pathlib import Path
 
 from groundwork.core.errors import GroundworkError
 from groundwork.core.escape import slug
+from groundwork.core.outdir import ready_dir, write_bytes
 from groundwork.core.warehouse import connect
 
 
@@ -37,9 +38,7 @@ def write_outputs(result, out: str | None) -> int:
         text = verdict.grounding_txt
         if text is None:
             continue
-        folder = root / slug(verdict.invocation_id)
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "grounding.txt").write_bytes(text.encode("utf-8", "surrogateescape"))
+        write_bytes(root / slug(verdict.invocation_id) / "grounding.txt", text.encode("utf-8", "surrogateescape"))
         written += 1
     return written
 
@@ -169,6 +168,7 @@ def register(app) -> None:
         try:
             if out:
                 _refuse_archive(con, out)
+                ready_dir(Path(out))   # before the pass: a folder that cannot be written is one line, nothing recorded
             result = lint_warehouse(con, codes=_codes(rules), runs=run or None, record=not no_record,
                                     reuse=not relint_all)
             written = write_outputs(result, out)  # reads reused verdicts from the warehouse: keep it open

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from groundwork.core.errors import GroundworkError
 from groundwork.core.escape import slug
+from groundwork.core.outdir import ready_dir, write_bytes
 from groundwork.core.warehouse import connect
 
 WORKBENCH_DEFAULT_SOURCES = Path("workbench") / "sources.yaml"
@@ -52,9 +53,7 @@ def write_outputs(result, out: str | None) -> None:
     for verdict in result.runs:
         if verdict.text is None:
             continue
-        folder = root / slug(verdict.invocation_id)
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "sources.txt").write_bytes(verdict.text.encode("utf-8", "surrogateescape"))
+        write_bytes(root / slug(verdict.invocation_id) / "sources.txt", verdict.text.encode("utf-8", "surrogateescape"))
 
 
 def print_result(result, fmt: VerifyFormat, *, drop_in: bool, show_passed: bool = False) -> None:
@@ -91,6 +90,8 @@ def verify_file(envelope: str, sources: str | None, fmt: VerifyFormat = VerifyFo
     prints it (text) or as one jsonl / junit report; returns the exit code (0 passed, 1 not)."""
     from groundwork.jobs.dropin import verify_envelope
 
+    if out:
+        ready_dir(Path(out))
     result = verify_envelope(envelope, resolve_sources(sources))
     write_outputs(result, out)
     print_result(result, fmt, drop_in=True)
@@ -159,6 +160,8 @@ def register(app) -> None:
             cfg = options.settings(config)
             warehouse = options.warehouse(warehouse, cfg)
             path = resolve_sources(options.sources(sources, cfg))
+            if out:
+                ready_dir(Path(out))   # before the pass: a folder that cannot be written is one line, nothing recorded
             con = connect(warehouse, create=False)
             try:
                 result = verify_warehouse(con, path, runs=run or None, record=not no_record)

@@ -27,9 +27,11 @@ from pathlib import Path
 
 from groundwork.checks.lint import lint_warehouse
 from groundwork.checks.store import keep_derived
+from groundwork.checks.sources import check_config
 from groundwork.checks.verify import verify_warehouse
 from groundwork.core.engine import duckdb
 from groundwork.core.errors import GroundworkError
+from groundwork.core.outdir import make_dirs, ready_dir
 from groundwork.core.regular import not_regular
 from groundwork.core.warehouse import DEFAULT_PATH, connect
 from groundwork.ingest import ingest_archive, parsers
@@ -59,16 +61,6 @@ def _utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
-def _mkdirs(folder: Path) -> list[Path]:
-    """Create ``folder`` and its missing parents; return the folders created, deepest first."""
-    missing, p = [], folder
-    while not p.exists() and p != p.parent:
-        missing.append(p)
-        p = p.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    return missing
-
-
 def _remove_empty(folders: list[Path]) -> None:
     for folder in folders:
         try:
@@ -82,8 +74,8 @@ def _check_inputs(runs_dir: Path, sources: Path | None, out: Path, created: list
     problem = None if sources is None else not_regular(sources)
     if problem:
         raise GroundworkError(f"sources file {sources} {problem}")
-    if out.exists() and not out.is_dir():
-        raise GroundworkError(f"--out {out} exists and is not a directory")
+    if sources is not None:
+        check_config(sources)   # a malformed file fails now, not after the ingest and the lint
     runs, report = runs_dir.resolve(), out.resolve()
     if runs == report or runs in report.parents:
         raise GroundworkError(f"--out {out} is inside the archive {runs_dir}; reports are never written into the archive")
@@ -93,12 +85,7 @@ def _check_inputs(runs_dir: Path, sources: Path | None, out: Path, created: list
         raise GroundworkError(f"--out {out} holds the archive {runs_dir}; reports are never written into the archive, "
                               "give a report folder outside it")
     # Fail before a long ingest, not after it.
-    try:
-        created.extend(_mkdirs(out))
-    except OSError as exc:
-        raise GroundworkError(f"cannot create the report directory {out}: {exc.strerror or exc}") from None
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise GroundworkError(f"the report directory {out} is not writable")
+    created.extend(ready_dir(out, "report directory"))
 
 
 def _start(con, runs_dir: Path, out: Path) -> int:
@@ -185,7 +172,7 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
         _check_inputs(runs_dir, sources, out, created)
         if str(warehouse) != ":memory:":
             try:
-                created[:0] = _mkdirs(Path(warehouse).parent)
+                created[:0] = make_dirs(Path(warehouse).parent)
             except OSError as exc:
                 raise GroundworkError(f"cannot create the folder of warehouse {warehouse}: {exc.strerror}") from None
     except BaseException:

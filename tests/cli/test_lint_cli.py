@@ -133,6 +133,24 @@ def test_job_errors_exit_2_with_one_line(warehouse, tmp_path):
     assert done.returncode == 2 and "does not exist" in done.stderr
 
 
+@pytest.mark.parametrize("check", ["lint", "verify"])
+def test_an_out_folder_that_cannot_be_written_is_one_line_before_any_pass(warehouse, tmp_path, check):
+    (tmp_path / "a-file").write_text("x")
+    sources = ["--sources", CORPUS / "sources.yaml"] if check == "verify" else []
+    lints = "SELECT count(*) FROM lints"
+    con = connect(warehouse, read_only=True)
+    before = con.execute(lints).fetchall()
+    con.close()
+    for out in (tmp_path / "a-file", tmp_path / "a-file" / "below"):
+        done = gw(check, "-w", warehouse, *sources, "--out", out)
+        assert (done.returncode, done.stdout) == (2, ""), done.stderr
+        assert done.stderr.startswith("groundwork: error: ") and done.stderr.count("\n") == 1, done.stderr
+        assert "internal error" not in done.stderr
+    con = connect(warehouse, read_only=True)
+    assert con.execute(lints).fetchall() == before   # no pass recorded
+    con.close()
+
+
 def test_runs_the_workbench_cannot_lint_are_reported_as_unlintable_never_passed(tmp_path):
     runs = tmp_path / "runs"
     source = BY_SCENARIO["pass/none/record"]

@@ -226,7 +226,7 @@ def test_without_sources_the_source_check_is_skipped(tmp_path):
 
 
 @pytest.mark.parametrize("case", ["missing-runs-dir", "out-inside-archive", "out-holds-the-archive", "missing-sources",
-                                  "out-is-a-file"])
+                                  "out-is-a-file", "sources-not-a-sources-list", "sources-entry-lacks-a-key"])
 def test_jobs_that_cannot_be_done_exit_2_with_one_line(tmp_path, case):
     runs = tmp_path / "runs"
     runs.mkdir()
@@ -242,6 +242,12 @@ def test_jobs_that_cannot_be_done_exit_2_with_one_line(tmp_path, case):
     elif case == "out-is-a-file":
         (tmp_path / "file").write_text("x")
         args[4] = str(tmp_path / "file" / "reports")
+    elif case == "sources-not-a-sources-list":
+        (tmp_path / "x.csv").write_text("a,b\n")
+        args += ["--sources", str(tmp_path / "x.csv")]
+    elif case == "sources-entry-lacks-a-key":
+        (tmp_path / "s.yaml").write_text("sources:\n  - {snapshot_refs: [a], path: r.jsonl, id_field: source_id}\n")
+        args += ["--sources", str(tmp_path / "s.yaml")]
     else:
         args += ["--sources", str(tmp_path / "nope.yaml")]
     env = dict(os.environ, GROUNDWORK_DEBUG="")
@@ -251,6 +257,10 @@ def test_jobs_that_cannot_be_done_exit_2_with_one_line(tmp_path, case):
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
     assert p.stderr.startswith("groundwork: error: ")
     assert not (runs / "reports").exists()
+    # a job that cannot start creates nothing: no warehouse, no report folder
+    assert not (tmp_path / "w.duckdb").exists() and not (tmp_path / "out").exists()
+    if case.startswith("sources-"):
+        assert p.stderr.startswith("groundwork: error: " + str(tmp_path)), p.stderr
     if case == "out-holds-the-archive":
         assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
         assert sorted(p.name for p in (runs / "run-1").iterdir()) == ["grounding.txt"]
