@@ -28,7 +28,7 @@ from typing import Iterator
 import duckdb
 
 from groundwork.core.errors import GroundworkError, WarehouseLocked
-from groundwork.core.warehouse import connect
+from groundwork.core.warehouse import connect, schema_version, stored_version
 from groundwork.investigate.session import confine
 
 MEMORY_LIMIT = "1GB"  # per served copy, shared by the requests answered from it
@@ -108,8 +108,13 @@ class Snapshots:
                 shutil.copyfile(self.path, copy)
                 if os.path.exists(self.path + ".wal"):
                     shutil.copyfile(self.path + ".wal", str(copy) + ".wal")
+                older = (stored_version(source) or 0) < schema_version()
             finally:
                 source.close()
+            if older:
+                # The copy is the server's own: brought to today's schema (the file itself is
+                # never written), so the pages' queries find every table they read.
+                connect(copy).close()
             con = connect(copy, read_only=True)
             try:
                 # A bound on what one /sql query may hold (a join of two large tables, say);

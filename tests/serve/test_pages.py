@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import hashlib
 import re
+from pathlib import Path
 from urllib.parse import quote
 
 import duckdb
 import pytest
+from starlette.testclient import TestClient
 
 from groundwork.core.escape import slug
+from groundwork.serve.app import create_app
 from serve_support import EXAMPLE_WAREHOUSE, Doc
 
 G1_RUN = "01a22a33-cac0-70bb-9d1e-fda8f17f0647"   # violation/G1/chat-before-retrieval (fails today)
@@ -241,3 +244,22 @@ def test_an_unexpected_failure_is_a_500_page_and_one_line(tmp_path, capfd):
         assert client.get("/rules").status_code == 200
     err = capfd.readouterr().err
     assert "groundwork serve: /: internal error: CatalogException" in err and "Traceback" not in err
+
+
+def test_an_older_warehouse_is_served_whole_and_left_as_it_was(tmp_path):
+    # An older groundwork's warehouse lacks tables the pages read (nightly_severities, ...): the
+    # server brings its own copy to today's schema; the file itself is never written.
+    path = tmp_path / "old.duckdb"
+    path.write_bytes((Path(__file__).resolve().parents[1] / "fixtures" / "warehouse-v1.duckdb").read_bytes())
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    con = duckdb.connect(str(path), read_only=True)
+    ids = [r[0] for r in con.execute("SELECT invocation_id FROM runs ORDER BY invocation_id").fetchall()]
+    con.close()
+    assert ids
+    with TestClient(create_app(path)) as client:
+        for run in ids:
+            r = client.get(f"/runs/{quote(run, safe='')}/")
+            assert r.status_code == 200, (run, r.text[:300])
+        for page in ("/", "/rules", "/sql?q=SELECT+count(*)+FROM+runs"):
+            assert client.get(page).status_code == 200, page
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
