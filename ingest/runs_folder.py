@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from groundwork.core.errors import GroundworkError
+from groundwork.core.pathtext import checked_path
 from groundwork.ingest.parse import ENVELOPE, GROUNDING, REQUEST, SOURCES, SPANS
 
 RUNS = "runs"  # the run store's folder of run folders, inside its root (beside snapshots/, sources.yaml)
@@ -39,7 +40,7 @@ def looks_like_store_root(runs_dir: str | os.PathLike) -> bool:
 def check_runs_dir(runs_dir: str | os.PathLike) -> Path:
     """``runs_dir`` as a Path, or a one-line GroundworkError when it cannot be ingested: missing,
     not a directory, unreadable, or a run store's root (then: did you mean ROOT/runs?)."""
-    root = Path(runs_dir)
+    root = Path(checked_path(runs_dir, "RUNS_DIR"))
     if not root.exists():
         raise GroundworkError(f"{runs_dir} does not exist (expected the run store's runs/ folder)")
     if not root.is_dir():

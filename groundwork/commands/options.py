@@ -13,6 +13,7 @@ import typer
 
 from groundwork.core import config as _config
 from groundwork.core.errors import GroundworkError
+from groundwork.core.pathtext import checked_path
 from groundwork.core.warehouse import DEFAULT_PATH
 
 def warehouse_option(note: str = ""):
@@ -45,11 +46,12 @@ def settings(config: str | None) -> _config.Config:
 
 
 def warehouse(flag: str | None, cfg: _config.Config) -> str:
-    return _config.resolve("warehouse", flag, cfg, DEFAULT_PATH)
+    return checked_path(_config.resolve("warehouse", flag, cfg, DEFAULT_PATH), "warehouse")
 
 
 def sources(flag: str | None, cfg: _config.Config, default=None):
-    return _config.resolve("sources", flag, cfg, default)
+    found = _config.resolve("sources", flag, cfg, default)
+    return None if found is None else checked_path(found, "sources file")
 
 
 def called() -> str:

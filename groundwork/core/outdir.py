@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from groundwork.core.errors import GroundworkError
+from groundwork.core.pathtext import checked_path
 
 
 def make_dirs(folder: Path) -> list[Path]:
@@ -22,6 +23,7 @@ def make_dirs(folder: Path) -> list[Path]:
 def ready_dir(out: Path, what: str = "output directory") -> list[Path]:
     """Make ``out`` (given as --out) an existing, writable folder; return the folders created,
     deepest first. GroundworkError, in one line, when it cannot be."""
+    checked_path(out, "--out")
     if out.exists() and not out.is_dir():
         raise GroundworkError(f"--out {out} exists and is not a directory")
     try:

@@ -38,6 +38,7 @@ from groundwork.checks.verify import verify_warehouse
 from groundwork.core.engine import arrow
 from groundwork.core.errors import GroundworkError, WarehouseLocked
 from groundwork.core.escape import visible
+from groundwork.core.pathtext import checked_path
 from groundwork.core.regular import not_regular
 from groundwork.core.warehouse import DEFAULT_PATH, RETRY_PAUSE, connect
 from groundwork.ingest import issues as K
@@ -163,6 +164,7 @@ class Watch:
         return 0
 
     def _check_inputs(self) -> None:
+        checked_path(self.root, "RUNS_DIR")
         if not os.path.isdir(self.root):
             raise GroundworkError(f"runs directory {self.root} does not exist or is not a directory")
         if self.sources is not None:
