@@ -15,7 +15,7 @@ The names from ``ingest.load`` are imported on first use: parser processes impor
 
 from groundwork.ingest.parse import PARSER_VERSION
 
-_FROM_LOAD = ("IngestResult", "ingest_archive", "load_single", "parsers", "current_issue_counts")
+_FROM_LOAD = ("IngestResult", "ingest_archive", "load_single", "parsers", "current_issue_counts", "ingest_memory")
 __all__ = [*_FROM_LOAD, "PARSER_VERSION"]
 
 

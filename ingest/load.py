@@ -40,7 +40,7 @@ from groundwork.core.engine import arrow, duckdb, full
 from groundwork.core.jsontext import MAX_LINE
 from groundwork.core.regular import NotRegularFile, open_regular, open_regular_file
 from groundwork.core.values import ARROW_ROWS, insert_values
-from groundwork.core.warehouse import ROW_GROUP_SIZE, cursor, memory_at_most, size_bytes
+from groundwork.core.warehouse import ROW_GROUP_SIZE, cursor, memory_at_most, memory_setting, size_bytes
 
 from groundwork.ingest import issues as K
 from groundwork.ingest.archive import (NOT_A_SCHEMA, claims, index_blocks, index_duplicates, schema_file,
@@ -985,6 +985,12 @@ WAL_CHECKPOINT = "64MB"  # DuckDB checkpoints when its WAL grows past this (defa
                          # ingest spent ~0.35 s of CPU recompressing. Bounded, so memory stays flat.
 
 
+def ingest_memory() -> str:
+    """DuckDB's memory during an ingest: $GROUNDWORK_INGEST_MEMORY, else MEMORY_LIMIT. A job
+    calls it before its work too: a bad value is one line before anything is created."""
+    return memory_setting("GROUNDWORK_INGEST_MEMORY", MEMORY_LIMIT)
+
+
 def _lower(previous: str, value: str) -> bool:
     prev_b, new_b = size_bytes(previous), size_bytes(value)
     return prev_b is not None and new_b is not None and new_b < prev_b
@@ -1019,7 +1025,7 @@ def _ingest_settings(con):
         except duckdb.Error:
             continue  # a setting this DuckDB does not have: go without
     try:
-        with memory_at_most(con, os.environ.get("GROUNDWORK_INGEST_MEMORY", MEMORY_LIMIT)):
+        with memory_at_most(con, ingest_memory()):
             yield
     finally:
         for name, previous in changed:

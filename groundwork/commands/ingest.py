@@ -103,10 +103,11 @@ def summary_json(result, warehouse: str) -> dict:
 
 
 def _ingest(runs_dir: str, warehouse: str, quiet: bool, rehash: bool, workers, full_scan: bool):
-    from groundwork.ingest import ingest_archive, parsers
+    from groundwork.ingest import ingest_archive, ingest_memory, parsers
     from groundwork.ingest.runs_folder import check_runs_dir
 
     check_runs_dir(runs_dir)  # before the warehouse: a job that cannot start creates nothing
+    ingest_memory()
     # The parser processes start while the warehouse opens, when many runs will be parsed
     # (a quick scan starts them itself if it finds many).
     early = full_scan or rehash or warehouse == ":memory:" or not os.path.exists(warehouse)

@@ -23,6 +23,7 @@ from pathlib import Path
 from groundwork.core.cachedir import cache_dir
 from groundwork.core.engine import duckdb
 from groundwork.core.errors import GroundworkError, WarehouseLocked
+from groundwork.core.escape import visible
 from groundwork.core.paths import SCHEMA_DIR
 
 DEFAULT_PATH = "warehouse.duckdb"
@@ -205,6 +206,21 @@ def size_bytes(text: str | None) -> float | None:
     return float(m.group(1)) * _BYTES[m.group(2).lower()] if m and m.group(2).lower() in _BYTES else None
 
 
+MIN_SETTING_MEMORY = 16 * 2**20   # the least a memory setting may give DuckDB: below, it fails any ingest
+
+
+def memory_setting(name: str, default: str) -> str:
+    """A DuckDB memory size from the environment variable ``name`` ('256MB', '1GiB'), else
+    ``default``; a GroundworkError, in one line, when it is no size or under 16 MiB."""
+    raw = os.environ.get(name, "")
+    if raw == "":
+        return default
+    found = size_bytes(raw.strip())
+    if found is None or found < MIN_SETTING_MEMORY:
+        raise GroundworkError(f"{name}={visible(raw)} is not a memory size of 16MB or more (e.g. 128MB, 1GB)")
+    return raw.strip()
+
+
 @contextmanager
 def memory_at_most(con: duckdb.DuckDBPyConnection, limit: str):
     """Lower DuckDB's memory_limit to ``limit`` (never raise it) for the block, then restore it:
@@ -359,11 +375,18 @@ RETRY_PAUSE = 0.05
 
 
 def lock_wait() -> float:
-    """Seconds an open waits for another process's lock: $GROUNDWORK_LOCK_WAIT, else LOCK_WAIT."""
-    try:
-        return max(0.0, float(os.environ.get(LOCK_WAIT_ENV, LOCK_WAIT)))
-    except ValueError:
+    """Seconds an open waits for another process's lock: $GROUNDWORK_LOCK_WAIT (a GroundworkError,
+    in one line, when it is no number of seconds), else LOCK_WAIT."""
+    raw = os.environ.get(LOCK_WAIT_ENV, "")
+    if raw == "":
         return LOCK_WAIT
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 <= seconds < float("inf"):
+        raise GroundworkError(f"{LOCK_WAIT_ENV}={visible(raw)} is not a number of seconds (0 or more)")
+    return seconds
 
 
 def _open_waiting(path: str, read_only: bool, wait: float) -> duckdb.DuckDBPyConnection:

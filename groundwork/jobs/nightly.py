@@ -34,7 +34,7 @@ from groundwork.core.errors import GroundworkError
 from groundwork.core.outdir import make_dirs, ready_dir
 from groundwork.core.regular import not_regular
 from groundwork.core.warehouse import DEFAULT_PATH, connect
-from groundwork.ingest import ingest_archive, parsers
+from groundwork.ingest import ingest_archive, ingest_memory, parsers
 from groundwork.ingest.runs_folder import check_runs_dir
 from groundwork.reports import data as rdata
 from groundwork.reports.build import nightly_reports
@@ -71,6 +71,7 @@ def _remove_empty(folders: list[Path]) -> None:
 
 def _check_inputs(runs_dir: Path, sources: Path | None, out: Path, created: list[Path]) -> None:
     check_runs_dir(runs_dir)
+    ingest_memory()
     problem = None if sources is None else not_regular(sources)
     if problem:
         raise GroundworkError(f"sources file {sources} {problem}")

@@ -42,7 +42,7 @@ from groundwork.core.pathtext import checked_path
 from groundwork.core.regular import not_regular
 from groundwork.core.warehouse import DEFAULT_PATH, RETRY_PAUSE, connect
 from groundwork.ingest import issues as K
-from groundwork.ingest.load import ingest_runs
+from groundwork.ingest.load import ingest_memory, ingest_runs
 from groundwork.jobs.landing import MAX_WAITING, SETTLE, IndexTail, Waiting, is_complete, run_name_ok
 from groundwork.reports.output import write_atomic
 from groundwork.reports.render import render
@@ -165,6 +165,7 @@ class Watch:
 
     def _check_inputs(self) -> None:
         checked_path(self.root, "RUNS_DIR")
+        ingest_memory()
         if not os.path.isdir(self.root):
             raise GroundworkError(f"runs directory {self.root} does not exist or is not a directory")
         if self.sources is not None:

@@ -1,0 +1,45 @@
+"""A setting given in the environment that groundwork cannot use is one line and exit 2 before
+any work (nothing created), never ignored in silence nor an error deep inside the job."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ingest_support import CORPUS_RUNS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def gw(cwd: Path, env: dict, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "groundwork.cli", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+
+
+@pytest.mark.parametrize("value", ["1KB", "abc", "-5MB"])
+@pytest.mark.parametrize("command", ["nightly", "ingest", "watch"])
+def test_an_ingest_memory_that_is_no_usable_size_is_one_line(tmp_path, command, value):
+    args = [command, CORPUS_RUNS, "-w", "w.duckdb"] + (["--out", "rep"] if command == "nightly" else [])
+    done = gw(tmp_path, {"GROUNDWORK_INGEST_MEMORY": value}, *args)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (f"groundwork: error: GROUNDWORK_INGEST_MEMORY={value} is not a memory size of 16MB or "
+                           "more (e.g. 128MB, 1GB)\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "inf", "nan"])
+def test_a_lock_wait_that_is_no_number_of_seconds_is_one_line(tmp_path, value):
+    done = gw(tmp_path, {"GROUNDWORK_LOCK_WAIT": value}, "sql", "-w", ROOT / "warehouse.duckdb.example", "SELECT 1")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"groundwork: error: GROUNDWORK_LOCK_WAIT={value} is not a number of seconds (0 or more)\n"
+
+
+def test_good_values_are_taken(tmp_path):
+    done = gw(tmp_path, {"GROUNDWORK_INGEST_MEMORY": "64MB", "GROUNDWORK_LOCK_WAIT": "2.5"},
+              "ingest", CORPUS_RUNS, "-w", "w.duckdb", "-q")
+    assert done.returncode in (0, 1), done.stderr
+    assert (tmp_path / "w.duckdb").exists()
