@@ -6,8 +6,6 @@ import csv
 import datetime as dt
 import decimal
 import enum
-import json
-import math
 from typing import Callable, Iterator, TextIO
 
 import orjson
@@ -51,31 +49,24 @@ def text(value) -> str:
 
 
 def _json_default(value):
+    """What orjson does not write itself: a DECIMAL as its exact digits (a JSON number of any
+    precision, never rounded through a float), an INTERVAL or a BLOB as its text."""
     if isinstance(value, decimal.Decimal):
-        return float(value) if value != value.to_integral_value() else int(value)
+        return orjson.Fragment(str(value).encode("ascii"))
     if isinstance(value, (dt.timedelta, bytes, bytearray)):
         return str(value)
     raise TypeError
 
 
-def _stdlib_default(value):
-    if isinstance(value, (dt.date, dt.time)):
-        return value.isoformat()
-    try:
-        return _json_default(value)
-    except TypeError:
-        return str(value)
-
-
-def _finite(value):
-    """``value`` with every NaN or infinity, at any depth, as None (JSON has neither; orjson
-    writes them as null too)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
+def _big_ints_exact(value):
+    """``value`` with every integer beyond 64 bits (a HUGEINT), at any depth, as its exact digits
+    (orjson writes integers of 64 bits only)."""
+    if type(value) is int and not -2**63 <= value < 2**64:
+        return orjson.Fragment(str(value).encode("ascii"))
     if isinstance(value, list):
-        return [_finite(v) for v in value]
+        return [_big_ints_exact(v) for v in value]
     if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
+        return {k: _big_ints_exact(v) for k, v in value.items()}
     return value
 
 
@@ -106,14 +97,11 @@ def _json_row(columns: list[str], types: list[str]) -> Callable[[tuple], bytes]:
             if i in json_cols and value is not None:
                 value = orjson.Fragment(value.encode("utf-8"))
             obj[name] = value
+        # NaN and infinities are written as null (JSON has neither), at any depth
         try:
             return orjson.dumps(obj, default=_json_default, option=orjson.OPT_NON_STR_KEYS)
-        except orjson.JSONEncodeError:  # e.g. a HUGEINT beyond 64 bits: the slow exact path
-            plain = {name: json.loads(v) if i in json_cols and v is not None
-                     else _finite(v)  # NaN and infinities as null at any depth, as orjson writes them
-                     for i, (name, v) in enumerate(zip(columns, row))}
-            return json.dumps(plain, default=_stdlib_default, ensure_ascii=False, separators=(",", ":"),
-                              allow_nan=False).encode("utf-8")
+        except orjson.JSONEncodeError:  # an integer beyond 64 bits
+            return orjson.dumps(_big_ints_exact(obj), default=_json_default, option=orjson.OPT_NON_STR_KEYS)
 
     return convert
 

@@ -171,6 +171,17 @@ def test_json_handles_every_duckdb_type(warehouse, monkeypatch, capsys):
                                "day": "2026-01-02", "m": {"k": [1, 2]}, "st": {"s": "x"}, "j": {"z": [1]}}
 
 
+def test_json_keeps_every_digit_of_a_decimal(warehouse, monkeypatch, capsys):
+    # a DECIMAL went through a float: 1.2345678901234567 for the 30 digits below
+    sql = ("SELECT 1.234567890123456789012345678901::DECIMAL(38, 30) AS d, [0.1::DECIMAL(20, 19)] AS l, "
+           "170141183460469231731687303715884105727::HUGEINT AS h, 2.50::DECIMAL(5, 2) AS two")
+    for fmt in ("json", "jsonl"):
+        code, out, err = gw(monkeypatch, capsys, "sql", sql, "-w", str(warehouse), "-f", fmt)
+        assert code == 0, err
+        assert ('"d":1.234567890123456789012345678901,"l":[0.1000000000000000000],'
+                '"h":170141183460469231731687303715884105727,"two":2.50') in out
+
+
 HOSTILE = ("SELECT 'a' || chr(27) || '[31m' || chr(13) || 'b' || chr(8238) || chr(7) AS s, 1 AS s, "
            "[1.5, 'nan'::DOUBLE, 'inf'::DOUBLE] AS l, 170141183460469231731687303715884105727::HUGEINT AS h")
 
