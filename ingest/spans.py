@@ -113,6 +113,7 @@ def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newlin
         if parsed is not None:
             return parsed
     lone_found = False
+    first_otlp = 0   # the first OTLP line (0: none yet)
     lines = text.splitlines()
     last = len(lines)
     for line_no, line in enumerate(lines, 1):
@@ -145,13 +146,20 @@ def parse_spans(text: str, inv: str, path: str, issues: Issues, ends_with_newlin
         # keys it carries (docs/rules.md#spans: other keys are ignored); the OTLP forms have none.
         if isinstance(doc, dict) and "resourceSpans" in doc and "context" not in doc:
             formats.add("otlp")
+            first_otlp = first_otlp or line_no
             _otlp_batch(doc, inv, line_no, path, issues, rows, records)
         elif isinstance(doc, dict) and "traceId" in doc and "context" not in doc:
             formats.add("otlp")
+            first_otlp = first_otlp or line_no
             _otlp_span(doc, None, inv, line_no, path, issues, rows, records)
         else:
             formats.add("sdk")
             _sdk_line(doc, inv, line_no, path, issues, rows, records, fast)
+    if len(formats) > 1:
+        # docs/rules.md#spans: a file the workbench wrote holds its own span lines only; it reads
+        # an OTLP line as one of them and crashes on the missing name / context
+        issues.add(path, first_otlp, K.MISSING_KEY, "an OTLP line among workbench span lines (no 'context'): "
+                   "the workbench reads every line as its own span form and crashes on it", lint=True)
     fmt = None if not formats else formats.pop() if len(formats) == 1 else "mixed"
     return rows, fmt, records
 
