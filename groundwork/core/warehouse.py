@@ -109,7 +109,7 @@ def _without_comments(text: str) -> str:
     return _COMMENT.sub("", text)
 
 
-def apply_schema(con: duckdb.DuckDBPyConnection, *, comments: bool = True) -> None:
+def apply_schema(con: duckdb.DuckDBPyConnection, *, comments: bool = True, path: str = "the database") -> None:
     """Create every table and view (idempotent), in one transaction.
 
     A warehouse whose schema_info already records the digest of this schema (``schema_sql``) is
@@ -121,7 +121,7 @@ def apply_schema(con: duckdb.DuckDBPyConnection, *, comments: bool = True) -> No
     ``comments=False`` leaves out the COMMENT ON statements (the documentation that
     ``duckdb_columns().comment`` and docs/schema.md show), for throwaway in-memory warehouses.
     """
-    check_version(con)
+    check_version(con, path)
     text = schema_sql()
     digest = _schema_digest(text)
     try:
@@ -130,9 +130,15 @@ def apply_schema(con: duckdb.DuckDBPyConnection, *, comments: bool = True) -> No
         rows = []
     if rows and rows[0][0] == digest:
         return
-    with transaction(con):
-        con.execute(text if comments else _without_comments(text))
-        con.execute("INSERT OR REPLACE INTO schema_info VALUES ('schema_sha256', $d)", {"d": digest})
+    try:
+        with transaction(con):
+            con.execute(text if comments else _without_comments(text))
+            con.execute("INSERT OR REPLACE INTO schema_info VALUES ('schema_sha256', $d)", {"d": digest})
+    except (duckdb.CatalogException, duckdb.BinderException, duckdb.ConstraintException) as exc:
+        # tables of the schema's names that are not its tables (a file half made by hand, say):
+        # the transaction rolled back, nothing written
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise _not_a_warehouse(path, f"its tables do not take this groundwork's schema: {first}") from None
 
 
 # The tables and views of the schema, each with the relations its statement names: for a
@@ -512,7 +518,7 @@ def connect(path: str | Path = DEFAULT_PATH, read_only: bool = False, create: bo
         if read_only and version is None:
             raise GroundworkError(f"warehouse {path} is an empty DuckDB database; run `groundwork ingest RUNS_DIR --warehouse {shlex.quote(str(path))}` first")
         if not read_only:
-            apply_schema(con, comments=True if comments is None else comments)
+            apply_schema(con, comments=True if comments is None else comments, path=path)
     except BaseException:
         con.close()
         if not existed:

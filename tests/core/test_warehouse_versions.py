@@ -222,6 +222,23 @@ def test_a_file_of_another_application_is_refused_in_one_line_and_never_modified
     assert {p: digest(p) for p in files if p.is_file()} == was
 
 
+def test_a_file_whose_tables_do_not_take_the_schema_is_refused_in_one_line_and_never_modified(tmp_path):
+    # a schema_info that says schema 4 but no other table, and no key on it (a file half made by
+    # hand): applying the schema failed deep inside ('internal error: BinderException ... ON CONFLICT')
+    path = tmp_path / "half.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE schema_info (key VARCHAR, value VARCHAR)")
+    con.execute("INSERT INTO schema_info VALUES ('schema_version', '4')")
+    con.close()
+    was = digest(path)
+    with pytest.raises(NotAWarehouse) as exc:
+        connect(path)
+    message = str(exc.value)
+    assert "\n" not in message and message.startswith(f"{path} is not a groundwork warehouse (its tables do not "
+                                                      "take this groundwork's schema: Binder Error: ")
+    assert digest(path) == was and sorted(tmp_path.iterdir()) == [path]
+
+
 def test_an_empty_duckdb_database_becomes_a_warehouse_but_is_not_read_as_one(tmp_path):
     # e.g. a warehouse whose creation stopped before its schema was committed
     path = tmp_path / "empty.duckdb"
