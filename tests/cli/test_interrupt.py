@@ -36,6 +36,13 @@ def children(pid: int) -> list[int]:
         return []
 
 
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"   # state, after (comm)
+    except OSError:
+        return False
+
+
 def ctrl_c(proc: subprocess.Popen) -> tuple[int, str]:
     """SIGINT to the group (what Ctrl-C at a terminal does); (exit code, stderr)."""
     try:
@@ -80,8 +87,10 @@ def test_ctrl_c_while_the_parser_processes_start_or_work(archive, tmp_path, dela
     if rc == 1 and "interrupted" not in err:
         pytest.skip("the nightly finished before the signal came")  # a very fast machine
     assert (rc, err) == (2, "groundwork: interrupted\n")
-    time.sleep(1)
-    assert not [w for w in workers if Path(f"/proc/{w}").exists() and "Z" not in Path(f"/proc/{w}/stat").read_text().split()[2]]
+    deadline = time.monotonic() + 30   # the parser processes end with the main one
+    while [w for w in workers if alive(w)]:
+        assert time.monotonic() < deadline, [w for w in workers if alive(w)]
+        time.sleep(0.1)
     again = subprocess.run(GW + ["nightly", str(archive), "-w", str(wh), "--out", str(out), "-q"],
                            env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=300)
     assert again.returncode in (0, 1), again.stderr
