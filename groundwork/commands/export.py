@@ -15,7 +15,7 @@ def register(app: typer.Typer) -> None:
     def export_command(
         parquet: str = typer.Option(None, "--parquet", help="Directory to write (Hive layout: runs/completed_date=YYYY-MM-DD/...)."),
         warehouse: str = options.warehouse_option(", opened read-only"),
-        overwrite: bool = typer.Option(False, "--overwrite", help="Write into a non-empty directory, replacing the tables' files."),
+        overwrite: bool = typer.Option(False, "--overwrite", help="Write into the directory of an earlier export, replacing its tables' files (never a directory of another kind)."),
         config: str = options.config_option(),
     ) -> None:
         """Export every table as Parquet for DuckDB, Spark or Trino; see DIR/manifest.json."""

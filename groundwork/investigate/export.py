@@ -25,6 +25,7 @@ from groundwork.core.errors import GroundworkError
 from groundwork.investigate.schemadoc import columns, relations
 
 MANIFEST = "manifest.json"
+FORMAT = "groundwork-parquet-export"   # the manifest's "format"
 EMPTY_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 
@@ -79,8 +80,13 @@ def export_parquet(con: duckdb.DuckDBPyConnection, out_dir: str | Path, *, overw
         raise GroundworkError(f"export directory {str(out)!r} is not a UTF-8 path, which DuckDB cannot write to") from None
     if out.exists() and not out.is_dir():
         raise GroundworkError(f"export target {out} is a file, not a directory")
-    if out.exists() and any(out.iterdir()) and not overwrite:
-        raise GroundworkError(f"export directory {out} is not empty; choose another or pass --overwrite")
+    if out.exists() and any(out.iterdir()):
+        if not overwrite:
+            raise GroundworkError(f"export directory {out} is not empty; choose another or pass --overwrite")
+        if not is_export(out):
+            # --overwrite replaces a table's folder: never one of another kind (a run archive's runs/)
+            raise GroundworkError(f"export directory {out} holds no earlier groundwork export (no {MANIFEST} of one); "
+                                  "--overwrite replaces an export only: choose another directory")
     created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -92,16 +98,29 @@ def export_parquet(con: duckdb.DuckDBPyConnection, out_dir: str | Path, *, overw
         raise GroundworkError(f"cannot write the export to {out}: {why}") from None
 
 
+def is_export(folder: Path) -> bool:
+    """Whether ``folder`` holds a groundwork export: its manifest, written first (with no table
+    while the export runs) and again once every table is written."""
+    try:
+        doc = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and doc.get("format") == FORMAT
+
+
 def _export(con: duckdb.DuckDBPyConnection, out: Path) -> dict:
     con.execute("SET TimeZone = 'UTC'")  # TIMESTAMP -> TIMESTAMPTZ must read the stored values as UTC
     manifest = {
-        "format": "groundwork-parquet-export",
+        "format": FORMAT,
         "tool_version": __version__,
         "schema_version": _schema_version(con),
         "exported_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "layout": "hive",
         "tables": {},
     }
+    # First, with no table: the folder is an export's from now on (an interrupted one too, which
+    # the next --overwrite may then replace).
+    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     for table in tables(con):
         select, partition, cols = _select(table, [(c, t) for c, t, _ in columns(con, table)])
         target = out / table

@@ -123,6 +123,20 @@ def test_cli_refuses_a_non_empty_directory_unless_overwrite(warehouse, tmp_path,
     assert code == 0 and not stale.exists()  # an overwrite never mixes two exports
 
 
+def test_overwrite_replaces_only_an_earlier_export_never_a_folder_of_another_kind(warehouse, tmp_path, monkeypatch,
+                                                                                   capsys):
+    # a run store: its runs/ has a table's name; --overwrite once deleted it
+    store = tmp_path / "store"
+    (store / "runs" / "run-1").mkdir(parents=True)
+    (store / "runs" / "run-1" / "grounding.txt").write_text("recorded\n")
+    (store / "sources.yaml").write_text("sources: []\n")
+    before = sorted(p.relative_to(store) for p in store.rglob("*"))
+    code, out, err = gw(monkeypatch, capsys, "export", "--parquet", str(store), "-w", str(warehouse), "--overwrite")
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "holds no earlier groundwork export" in err
+    assert sorted(p.relative_to(store) for p in store.rglob("*")) == before
+    assert (store / "runs" / "run-1" / "grounding.txt").read_text() == "recorded\n"
+
+
 def test_corpus_export_reads_back_with_the_same_verdicts(tmp_path, corpus_dir):
     path = build_corpus_warehouse(tmp_path / "corpus.duckdb", corpus_dir)
     out = tmp_path / "pq"
