@@ -73,8 +73,11 @@ def xml_chars(value) -> str:
 
 
 def prom_label(value) -> str:
-    """A Prometheus text-format label value (without the surrounding quotes)."""
-    s = visible("" if value is None else value)
+    """A Prometheus text-format label value (without the surrounding quotes), one per string:
+    a backslash of the string is doubled before ``visible`` writes its escapes, so an ESC
+    (``\\x1b``) and the four characters ``\\x1b`` stay two labels (one series each: a repeated
+    label set makes the whole file unreadable to Prometheus); then the format's own escapes."""
+    s = visible(("" if value is None else str(value)).replace("\\", "\\\\"))
     return s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 

@@ -280,6 +280,17 @@ def test_junit_has_a_testcase_per_rule_and_agent(two_nights):
 PROM_LINE = re.compile(r'^(# (HELP|TYPE) .*|[a-z_]+(\{([a-z_]+="([^"\\\n]|\\.)*",?)*\})? -?[0-9.e+]+)$')
 
 
+def test_prometheus_label_values_are_one_per_string():
+    # an agent id holding ESC and another holding the four characters \x1b were one label: two
+    # series with one label set, which makes Prometheus refuse the whole textfile
+    from groundwork.core.escape import prom_label
+
+    agents = ["\x1b", "\\x1b", "\n", "\\x0a", "\\n", "\ud800", "\\ud800", '"', '\\"', "\\", "\\\\", "", "a.b"]
+    labels = [prom_label(a) for a in agents]
+    assert len(set(labels)) == len(agents), labels
+    assert all(re.fullmatch(r'([^"\\\n]|\\.)*', x) for x in labels), labels
+
+
 def test_prometheus_textfile_is_valid_exposition_format(two_nights):
     con, p = two_nights
     data.build_state(con, p)
