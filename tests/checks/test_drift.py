@@ -138,3 +138,22 @@ def test_unknown_ref_is_exit_2(setup, monkeypatch, capsys):
                              "--from", "snapshot:nope", "--to", NEW)
     assert code == 2 and out == ""
     assert err == f"groundwork: error: {cfg}: no source lists snapshot_ref 'snapshot:nope' (given as --from)\n"
+
+
+def test_text_and_markdown_show_control_characters_never_send_them(setup, tmp_path, monkeypatch, capsys):
+    # a run's agent id reaches the terminal through the text form: an escape sequence or a
+    # newline must be shown, not acted on (they were printed raw)
+    cfg, wh = setup
+    copy = tmp_path / "w.duckdb"
+    shutil.copyfile(wh, copy)
+    con = connect(copy)
+    con.execute("UPDATE runs SET agent_id = 'evil' || chr(27) || '[31m' || chr(10) || 'by agent:' WHERE agent_id IS NOT NULL")
+    con.close()
+    for fmt in ("text", "markdown"):
+        code, out, _ = run_cli(monkeypatch, capsys, "drift", "-w", str(copy), "--sources", str(cfg),
+                               "--from", OLD, "--to", NEW, "--format", fmt)
+        assert code == 1
+        assert "\x1b" not in out and "evil" in out
+        assert [x for x in out.splitlines() if x.startswith("by agent:")] == (["by agent:"] if fmt == "text" else []), out
+    assert "  evil\\x1b[31m\\x0aby agent:: " in run_cli(monkeypatch, capsys, "drift", "-w", str(copy), "--sources",
+                                                        str(cfg), "--from", OLD, "--to", NEW)[1]
