@@ -63,7 +63,11 @@ def session(master: str | None = None, app: str = "groundwork", local_dir: str |
                    .config("spark.sql.shuffle.partitions", str(2 * _cores(master)))
                    .config("spark.sql.files.openCostInBytes", str(64 * 1024))
                    # re-planning each of a pass's many small stages costs more than it saves here
-                   .config("spark.sql.adaptive.enabled", "false"))
+                   .config("spark.sql.adaptive.enabled", "false")
+                   # a broadcast is computed here, not fetched from lost executors: on a machine
+                   # busy with other work its 300 s default failed a pass (the G0_tree walk) that
+                   # was only slow
+                   .config("spark.sql.broadcastTimeout", "3600"))
         if local_dir is not None:  # its default, ./spark-warehouse, would litter the working directory
             builder = builder.config("spark.sql.warehouse.dir", local_dir)
     try:
