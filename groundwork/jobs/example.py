@@ -17,6 +17,7 @@ import duckdb
 from groundwork import ingest
 from groundwork.checks.lint import lint_warehouse
 from groundwork.checks.verify import verify_warehouse
+from groundwork.core.errors import GroundworkError
 from groundwork.core.paths import ROOT
 from groundwork.core.warehouse import STORAGE_VERSION, connect
 
@@ -40,16 +41,27 @@ VOLATILE = {
 def build(out: Path = EXAMPLE_PATH, archive: Path = ARCHIVE_DIR) -> Path:
     """Ingest, lint and verify ``archive`` into a fresh compact warehouse at ``out`` (replaced atomically)."""
     out, archive = Path(out).resolve(), Path(archive).resolve()
+    if out.is_dir():
+        raise GroundworkError(f"--out {out} is a directory; give the file to write")
+    if not out.parent.is_dir():
+        raise GroundworkError(f"the folder of --out {out} does not exist")
+    if out.exists() and out != Path(EXAMPLE_PATH).resolve():
+        # only the bundled example is replaced: another file may be anything (a warehouse's history)
+        raise GroundworkError(f"--out {out} exists; example build writes a new file: give another name or remove it")
     con = connect(":memory:", comments=True)  # copied into the example file, which documents itself
     try:
         ingest.ingest_archive(con, archive / "runs")
         lint_warehouse(con)
         verify_warehouse(con, archive / "sources.yaml")
         _relative_paths(con, archive)
-        with tempfile.TemporaryDirectory(dir=out.parent, prefix=".example-") as tmp:
-            compact = Path(tmp) / "compact.duckdb"
-            _compact(con, compact)
-            os.replace(compact, out)
+        try:
+            with tempfile.TemporaryDirectory(dir=out.parent, prefix=".example-") as tmp:
+                compact = Path(tmp) / "compact.duckdb"
+                _compact(con, compact)
+                os.replace(compact, out)
+        except (OSError, duckdb.IOException) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).splitlines()[0]
+            raise GroundworkError(f"cannot write {out}: {why}") from None
     finally:
         con.close()
     return out

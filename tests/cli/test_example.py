@@ -83,3 +83,17 @@ def test_readme_duckdb_shell_sql_runs_on_the_example():
     for sql in blocks:
         assert con.execute(sql).fetchall()
     con.close()
+
+
+def test_build_never_replaces_another_file_and_names_what_it_cannot_write(tmp_path, monkeypatch, capsys):
+    # --out an existing CSV or warehouse was replaced in silence; a folder or a missing folder
+    # was an internal error
+    (tmp_path / "mine.csv").write_text("a,b\n")
+    cases = {tmp_path / "mine.csv": "exists; example build writes a new file",
+             tmp_path: "is a directory",
+             tmp_path / "nodir" / "x.duckdb": "does not exist"}
+    for out, words in cases.items():
+        code, stdout, err = gw(monkeypatch, capsys, "example", "build", "--out", str(out))
+        assert (code, stdout) == (2, "") and words in err and err.count("\n") == 1, err
+    assert (tmp_path / "mine.csv").read_text() == "a,b\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.csv"]
