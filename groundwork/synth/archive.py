@@ -145,32 +145,44 @@ def sources_yaml() -> str:
             f"    sha256: {P.fc_sha}\n")
 
 
+MAX_RUNS = 10_000_000      # what a plan (a list of every run) and a disk can take
+MAX_RECORDS = 1_000_000    # records of the pinned snapshot, held in memory while written
+MAX_WORKERS = 64
+
+
 def generate(out, runs: int, seed: int = 0, violation_rate: float = 0.05, workers: int = 2,
              records: int = 400, progress=None) -> SynthResult:
     """Write a synthetic archive of exactly ``runs`` run folders to ``out`` (see module doc).
 
     ``records`` sizes the pinned FAIRsharing snapshot that retrieval runs cite.
     """
-    if runs < 1:
-        raise GroundworkError("--runs must be at least 1")
+    if not 1 <= runs <= MAX_RUNS:
+        raise GroundworkError(f"--runs must be between 1 and {MAX_RUNS:,}")
     if not 0.0 <= violation_rate <= 1.0:
         raise GroundworkError("--violation-rate must be between 0 and 1")
+    if not 10 <= records <= MAX_RECORDS:
+        raise GroundworkError(f"--records must be between 10 and {MAX_RECORDS:,}")
+    if not 1 <= workers <= MAX_WORKERS:
+        raise GroundworkError(f"--workers must be between 1 and {MAX_WORKERS}")
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise GroundworkError(f"{out} is not a directory; choose a new directory")
     if out.exists() and any(out.iterdir()):
         raise GroundworkError(f"{out} exists and is not empty; choose a new directory")
-    if records < 10:
-        raise GroundworkError("--records must be at least 10")
     started = time.perf_counter()
     set_records(records)
     P = pools()
     runs_dir = out / "runs"
-    (runs_dir / "schemas").mkdir(parents=True)
-    (out / "snapshots").mkdir()
-    _write(out / FS_FILE, P.fs_bytes)
-    _write(out / FC_FILE, P.fc_bytes)
-    _write(out / "sources.yaml", sources_yaml().encode("ascii"))
-    for digest, body in P.schemas.values():
-        _write(runs_dir / "schemas" / f"{digest}.json", body)
+    try:
+        (runs_dir / "schemas").mkdir(parents=True)
+        (out / "snapshots").mkdir()
+        _write(out / FS_FILE, P.fs_bytes)
+        _write(out / FC_FILE, P.fc_bytes)
+        _write(out / "sources.yaml", sources_yaml().encode("ascii"))
+        for digest, body in P.schemas.values():
+            _write(runs_dir / "schemas" / f"{digest}.json", body)
+    except OSError as exc:
+        raise GroundworkError(f"cannot write the archive to {out}: {exc.strerror or exc}") from None
 
     groups = plan(runs, seed, violation_rate)
     blocks = [(str(runs_dir), seed, i // CHUNK, groups[i:i + CHUNK]) for i in range(0, len(groups), CHUNK)]

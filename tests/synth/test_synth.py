@@ -78,6 +78,25 @@ def test_existing_directory_is_refused(archive):
         generate(archive, 10)
 
 
+@pytest.mark.parametrize("args, words", [
+    (["afile", "--runs", "5"], "is not a directory"),
+    (["afile/x", "--runs", "3"], "cannot write the archive to afile/x"),
+    (["big", "--runs", "99999999999999999999"], "--runs must be between 1 and 10,000,000"),
+    (["big", "--records", "99999999999"], "--records must be between 10 and 1,000,000"),
+    (["big", "--workers", "-3"], "--workers must be between 1 and 64"),
+])
+def test_an_archive_that_cannot_be_written_is_one_line_before_any_work(tmp_path, monkeypatch, args, words):
+    # OUT a file, or below one, was an internal error; a count of 10^20 runs grew without bound
+    import subprocess
+    import sys
+
+    (tmp_path / "afile").write_text("")
+    done = subprocess.run([sys.executable, "-m", "groundwork.cli", "synth", *args], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (2, "") and words in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
 def test_files_are_serialised_exactly_as_the_workbench_writes_them(archive, truth):
     for t in truth:
         d = archive / "runs" / t["invocation_id"]
