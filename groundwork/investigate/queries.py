@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from groundwork.core.errors import GroundworkError
+from groundwork.core.escape import visible
 from groundwork.core.paths import QUERIES_DIR
 
 TYPES = ("text", "int", "float", "bool", "date", "timestamp")
@@ -187,5 +188,9 @@ def parse_assignments(items: list[str]) -> dict[str, str]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise QueryError(f"--param expects NAME=VALUE, got {item!r}")
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError:   # a command line's undecodable bytes (kept as lone surrogates)
+            raise QueryError(f"--param {visible(key.strip())}: the value is not valid UTF-8 text") from None
         out[key.strip()] = value
     return out

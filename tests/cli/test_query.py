@@ -128,6 +128,9 @@ def test_cli_list_names_every_query_and_its_params(monkeypatch, capsys):
     (["runs_citing_source", "-p", "source_id"], "--param expects NAME=VALUE, got 'source_id'"),
     (["no_such_query"], "no saved query 'no_such_query'; known: "),
     ([], "name a saved query, or use --list"),
+    # a command line's undecodable byte (Python keeps it as a lone surrogate): DuckDB's
+    # 'Python Conversion Failure' was shown
+    (["runs_citing_source", "-p", "source_id=a\udcffb"], "--param source_id: the value is not valid UTF-8 text"),
 ])
 def test_cli_parameter_errors_exit_2(args, message, empty_warehouse, monkeypatch, capsys):
     code, out, err = gw(monkeypatch, capsys, "query", *args, "-w", empty_warehouse)
