@@ -67,16 +67,29 @@ class LintResult:
     _load_reused: object = None
     _verdicts: list[RunVerdict] | None = None
     _fresh: list[RunVerdict] | None = None
+    _released: bool = False
+
+    def release(self) -> None:
+        """Let go of the verdicts (a recorded pass: they are in the warehouse). The nightly calls
+        it once the pass is recorded, so that 100,000 runs' verdicts are not held through the
+        verify and the reports; counts, ids and ``totals_line`` stay."""
+        self.batch, self._fresh, self._verdicts, self._released = None, None, None, True
+
+    def _held(self) -> None:
+        if self._released:
+            raise RuntimeError("the verdicts of this lint pass were released; read them from the warehouse")
 
     @property
     def fresh(self) -> list[RunVerdict]:
         """The verdicts this pass computed itself (built from ``batch`` on first use)."""
+        self._held()
         if self._fresh is None:
             self._fresh = self.batch.verdicts() if self.batch is not None else []
         return self._fresh
 
     @property
     def verdicts(self) -> list[RunVerdict]:
+        self._held()
         if self._verdicts is None:
             if self.reused:
                 merged = self.fresh + self._load_reused()
@@ -94,6 +107,7 @@ class LintResult:
     def not_passed(self) -> list[RunVerdict]:
         """The verdicts of runs that failed or could not be linted, in invocation_id order, built
         without building the others (a text report of 100,000 runs prints a few percent)."""
+        self._held()
         if self._verdicts is not None:
             return [v for v in self._verdicts if not v.passed]
         out = self.batch.verdicts(not_passed=True) if self.batch is not None else []

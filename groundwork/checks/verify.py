@@ -21,6 +21,7 @@ whatever the linter does with the run (docs/rules.md#early-stops).
 
 from __future__ import annotations
 
+import collections
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -105,9 +106,24 @@ class VerifyResult:
     kept: bool = False   # no pass recorded: lint_id is a recorded pass that still holds (checks.current)
     _load_reused: object = None
     _runs: list[RunVerdict] | None = None
+    _released: dict | None = None   # release(): the tally of the fresh verdicts let go
+
+    def release(self) -> None:
+        """Let go of the fresh verdicts (a recorded pass: they are in the warehouse), keeping their
+        tally: counts and ``totals_line`` stay. The nightly calls it once the pass is recorded."""
+        fresh = collections.Counter(r.status for r in self.fresh)
+        fresh.update(verified=sum(r.verified for r in self.fresh),
+                     unresolved=sum(len(r.unresolved) for r in self.fresh), runs=len(self.fresh))
+        self._released = fresh if self._released is None else self._released + fresh
+        self.fresh, self._runs = [], None
+
+    def _tallied(self, key: str) -> int:
+        return self.reused_counts.get(key, 0) + (self._released or {}).get(key, 0)
 
     @property
     def runs(self) -> list[RunVerdict]:
+        if self._released is not None:
+            raise RuntimeError("the verdicts of this verify pass were released; read them from the warehouse")
         if self._runs is None:
             self._runs = self.fresh
             if self.reused:
@@ -115,7 +131,7 @@ class VerifyResult:
         return self._runs
 
     def count(self, status: str) -> int:
-        return sum(1 for r in self.fresh if r.status == status) + self.reused_counts.get(status, 0)
+        return sum(1 for r in self.fresh if r.status == status) + self._tallied(status)
 
     @property
     def clean(self) -> bool:
@@ -128,9 +144,9 @@ class VerifyResult:
 
     def totals_line(self) -> str:
         where = f" (lint {self.lint_id})" if self.lint_id is not None else ""
-        verified = sum(r.verified for r in self.fresh) + self.reused_counts.get("verified", 0)
-        unresolved = sum(len(r.unresolved) for r in self.fresh) + self.reused_counts.get("unresolved", 0)
-        return (f"groundwork verify{where}: {len(self.fresh) + self.reused} runs, {self.count('passed')} passed, "
+        verified = sum(r.verified for r in self.fresh) + self._tallied("verified")
+        unresolved = sum(len(r.unresolved) for r in self.fresh) + self._tallied("unresolved")
+        return (f"groundwork verify{where}: {len(self.fresh) + self.reused + self._tallied('runs')} runs, {self.count('passed')} passed, "
                 f"{self.count('failed')} failed, {self.count('unverifiable')} unverifiable; "
                 f"{verified} evidence items verified, "
                 f"{unresolved} unresolved (sources: {self.sources_path})")

@@ -19,7 +19,7 @@ from pathlib import Path
 from groundwork.core.errors import GroundworkError
 from groundwork.core.escape import slug
 from groundwork.core.outdir import ready_dir, write_bytes
-from groundwork.core.warehouse import connect
+from groundwork.core.warehouse import connect, job_memory
 
 
 class LintFormat(str, enum.Enum):
@@ -164,7 +164,7 @@ def register(app) -> None:
             raise GroundworkError("--json replaces the report: give --json or --format, not both")
         with options.json_errors("lint", as_json):  # a bad settings file too
             warehouse = options.warehouse(warehouse, options.settings(config))
-            con = connect(warehouse, create=False)
+            con = connect(warehouse, create=False, memory=job_memory())
         try:
             if out:
                 _refuse_archive(con, out)

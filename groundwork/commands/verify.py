@@ -17,7 +17,7 @@ from pathlib import Path
 from groundwork.core.errors import GroundworkError
 from groundwork.core.escape import slug
 from groundwork.core.outdir import ready_dir, write_bytes
-from groundwork.core.warehouse import connect
+from groundwork.core.warehouse import connect, job_memory
 
 WORKBENCH_DEFAULT_SOURCES = Path("workbench") / "sources.yaml"
 
@@ -162,7 +162,7 @@ def register(app) -> None:
             path = resolve_sources(options.sources(sources, cfg))
             if out:
                 ready_dir(Path(out))   # before the pass: a folder that cannot be written is one line, nothing recorded
-            con = connect(warehouse, create=False)
+            con = connect(warehouse, create=False, memory=job_memory())
             try:
                 result = verify_warehouse(con, path, runs=run or None, record=not no_record)
             finally:

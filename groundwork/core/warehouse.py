@@ -227,6 +227,18 @@ def memory_setting(name: str, default: str) -> str:
     return raw.strip()
 
 
+JOB_MEMORY = "256MB"  # DuckDB's memory for a job's checks and reports (nightly, watch, lint/verify -w):
+                      # its default, 80 % of RAM, let a fresh nightly grow with the archive
+                      # (1.1 GB at 100,000 runs); past this bound DuckDB spills to <warehouse>.tmp
+
+
+def job_memory() -> str:
+    """DuckDB's memory for a job on a warehouse file: $GROUNDWORK_MEMORY, else JOB_MEMORY (the
+    ingest lowers it further: $GROUNDWORK_INGEST_MEMORY). A job calls it before its work: a bad
+    value is one line before anything is created."""
+    return memory_setting("GROUNDWORK_MEMORY", JOB_MEMORY)
+
+
 @contextmanager
 def memory_at_most(con: duckdb.DuckDBPyConnection, limit: str):
     """Lower DuckDB's memory_limit to ``limit`` (never raise it) for the block, then restore it:
@@ -472,7 +484,8 @@ def _open(path: str, read_only: bool, copied: bool, wait: float) -> duckdb.DuckD
 
 
 def connect(path: str | Path = DEFAULT_PATH, read_only: bool = False, create: bool = True,
-            comments: bool | None = None, wait: float | None = None) -> duckdb.DuckDBPyConnection:
+            comments: bool | None = None, wait: float | None = None,
+            memory: str | None = None) -> duckdb.DuckDBPyConnection:
     """Open the warehouse; raise WarehouseLocked (one-line message) when another process still
     holds it after ``wait`` seconds (``lock_wait()`` when None; README.md#sharing-the-warehouse).
 
@@ -486,6 +499,10 @@ def connect(path: str | Path = DEFAULT_PATH, read_only: bool = False, create: bo
     (NotAWarehouse), a warehouse of a newer groundwork (NewerWarehouse), a missing file when
     ``read_only`` or not ``create``. Opened for writing, an older warehouse is migrated forward
     (``apply_schema``). A file this call created is removed again when it fails.
+
+    ``memory``: DuckDB's memory_limit for the connection to a file (``job_memory()``), set before
+    anything is read; an in-memory warehouse keeps DuckDB's default (its data counts against the
+    limit).
     """
     path = str(path)
     wait = lock_wait() if wait is None else wait
@@ -517,6 +534,8 @@ def connect(path: str | Path = DEFAULT_PATH, read_only: bool = False, create: bo
         version = check_version(con, path)
         if read_only and version is None:
             raise GroundworkError(f"warehouse {path} is an empty DuckDB database; run `groundwork ingest RUNS_DIR --warehouse {shlex.quote(str(path))}` first")
+        if memory is not None:
+            con.execute("SET memory_limit = $limit", {"limit": memory})
         if not read_only:
             apply_schema(con, comments=True if comments is None else comments, path=path)
     except BaseException:

@@ -33,7 +33,7 @@ from groundwork.core.engine import duckdb
 from groundwork.core.errors import GroundworkError
 from groundwork.core.outdir import make_dirs, ready_dir
 from groundwork.core.regular import not_regular
-from groundwork.core.warehouse import DEFAULT_PATH, connect
+from groundwork.core.warehouse import DEFAULT_PATH, connect, job_memory
 from groundwork.ingest import ingest_archive, ingest_memory, parsers
 from groundwork.ingest.runs_folder import check_runs_dir
 from groundwork.reports import data as rdata
@@ -72,6 +72,7 @@ def _remove_empty(folders: list[Path]) -> None:
 def _check_inputs(runs_dir: Path, sources: Path | None, out: Path, created: list[Path]) -> None:
     check_runs_dir(runs_dir)
     ingest_memory()
+    job_memory()
     problem = None if sources is None else not_regular(sources)
     if problem:
         raise GroundworkError(f"sources file {sources} {problem}")
@@ -187,7 +188,7 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
     early = full_scan or str(warehouse) == ":memory:" or not Path(warehouse).exists()
     pool = parser_pool.enter_context(parsers(workers if early else 0, runs_dir))
     try:
-        con = connect(warehouse)
+        con = connect(warehouse, memory=job_memory())
     except BaseException:
         parser_pool.close()
         _remove_empty(created)
@@ -203,12 +204,14 @@ def run_nightly(runs_dir, *, out, warehouse=DEFAULT_PATH, sources=None, progress
                                         full_scan=full, workers=workers)
             with phase("lint"):
                 lint = lint_warehouse(con, record=True, same_pass=True, keep_store=True)
+                lint.release()   # recorded: the reports read the verdicts from the warehouse
             verify = None
             if sources is not None:
                 with phase("verify"):
                     # A full scan reads every file again, the pinned copies' included.
                     verify = verify_warehouse(con, sources, record=True, reuse=True, same_pass=True,
                                               pinned_files="record" if full else "trust")
+                    verify.release()
             lint_id = _attr(lint, "lint_id")
             verify_id = _attr(verify, "lint_id", "verify_id") if verify is not None else None
             if lint_id is None:

@@ -40,7 +40,7 @@ from groundwork.core.errors import GroundworkError, WarehouseLocked
 from groundwork.core.escape import visible
 from groundwork.core.pathtext import checked_path
 from groundwork.core.regular import not_regular
-from groundwork.core.warehouse import DEFAULT_PATH, RETRY_PAUSE, connect
+from groundwork.core.warehouse import DEFAULT_PATH, RETRY_PAUSE, connect, job_memory
 from groundwork.ingest import issues as K
 from groundwork.ingest.load import ingest_memory, ingest_runs
 from groundwork.jobs.landing import MAX_WAITING, SETTLE, IndexTail, Waiting, is_complete, run_name_ok
@@ -166,6 +166,7 @@ class Watch:
     def _check_inputs(self) -> None:
         checked_path(self.root, "RUNS_DIR")
         ingest_memory()
+        job_memory()
         if not os.path.isdir(self.root):
             raise GroundworkError(f"runs directory {self.root} does not exist or is not a directory")
         if self.sources is not None:
@@ -255,7 +256,7 @@ class Watch:
     def _open(self):
         """The warehouse, or None when another process holds it (tried again after RETRY)."""
         try:
-            con = connect(self.warehouse, wait=OPEN_WAIT)
+            con = connect(self.warehouse, wait=OPEN_WAIT, memory=job_memory())
         except WarehouseLocked as exc:
             self.tally.lock_waits += 1
             if not self.locked:

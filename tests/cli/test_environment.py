@@ -43,3 +43,26 @@ def test_good_values_are_taken(tmp_path):
               "ingest", CORPUS_RUNS, "-w", "w.duckdb", "-q")
     assert done.returncode in (0, 1), done.stderr
     assert (tmp_path / "w.duckdb").exists()
+
+
+@pytest.mark.parametrize("value", ["1KB", "abc"])
+@pytest.mark.parametrize("command", ["nightly", "watch"])
+def test_a_job_memory_that_is_no_usable_size_is_one_line(tmp_path, command, value):
+    args = [command, CORPUS_RUNS, "-w", "w.duckdb"] + (["--out", "rep"] if command == "nightly" else [])
+    done = gw(tmp_path, {"GROUNDWORK_MEMORY": value}, *args)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (f"groundwork: error: GROUNDWORK_MEMORY={value} is not a memory size of 16MB or "
+                           "more (e.g. 128MB, 1GB)\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["lint", "verify"])
+def test_a_job_memory_that_is_no_usable_size_leaves_the_warehouse_alone(tmp_path, command):
+    wh = tmp_path / "w.duckdb"
+    wh.write_bytes((ROOT / "warehouse.duckdb.example").read_bytes())
+    before = wh.read_bytes()
+    extra = ["--sources", ROOT / "examples" / "archive" / "sources.yaml"] if command == "verify" else []
+    done = gw(tmp_path, {"GROUNDWORK_MEMORY": "10"}, command, "-w", wh, *extra)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == "groundwork: error: GROUNDWORK_MEMORY=10 is not a memory size of 16MB or more (e.g. 128MB, 1GB)\n"
+    assert wh.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["w.duckdb"]
