@@ -15,8 +15,10 @@ traceback; groundwork prints the line and exits 2.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -62,7 +64,7 @@ class SourceEntry:
         return f"{self.pin}:{pystr_safe(self.id_field)}"
 
 
-@dataclass
+@dataclass(slots=True)   # one per record of a copy: no per-object dict
 class SourceRecord:
     record_id: str
     ord: int                      # position of the winning record among the file's records
@@ -261,8 +263,26 @@ def _json_error(entry: SourceEntry, exc: Exception, line: int | None = None) -> 
     return ConfigError(f"source file {entry.file}:{where} not valid JSON: {_one_line(exc)}")
 
 
-def parse_values(entry: SourceEntry, data: bytes) -> tuple[str, list]:
-    """Split a data file into its record values (docs/rules.md#source-copies): a JSON array, else JSON Lines."""
+# Where str.splitlines() splits: \r\n, then each of \n \r \v \f \x1c \x1d \x1e \x85 \u2028 \u2029.
+_LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def split_lines(text: str):
+    """The lines of ``text`` as ``text.splitlines()`` gives them, one at a time (a copy's lines
+    are not all held at once beside its text)."""
+    start = 0
+    for m in _LINE_BREAK.finditer(text):
+        yield text[start:m.start()]
+        start = m.end()
+    if start < len(text):
+        yield text[start:]
+
+
+def parse_values(entry: SourceEntry, data: bytes):
+    """Split a data file into its record values (docs/rules.md#source-copies): a JSON array (a
+    list), else JSON Lines (parsed one line at a time as they are taken, so that only the
+    records' index is held, not every parsed value: a JSON error is raised when its line is
+    reached)."""
     try:
         text = data.decode("utf-8")  # strict; a BOM is not stripped (and then is not JSON)
     except UnicodeDecodeError as exc:
@@ -273,15 +293,17 @@ def parse_values(entry: SourceEntry, data: bytes) -> tuple[str, list]:
             return "json-array", loads(text, exact)
         except (ValueError, RecursionError) as exc:
             raise _json_error(entry, exc) from None
-    values = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            values.append(loads(line, exact))
-        except (ValueError, RecursionError) as exc:
-            raise _json_error(entry, exc, number) from None
-    return "jsonl", values
+
+    def lines():
+        for number, line in enumerate(split_lines(text), start=1):
+            if not line.strip():
+                continue
+            try:
+                yield loads(line, exact)
+            except (ValueError, RecursionError) as exc:
+                raise _json_error(entry, exc, number) from None
+
+    return "jsonl", lines()
 
 
 def _hash(value) -> tuple[str | None, str | None, bytes | None]:
@@ -292,23 +314,32 @@ def _hash(value) -> tuple[str | None, str | None, bytes | None]:
     return sha256_hex(data), None, data
 
 
-def index_records(entry: SourceEntry, values: list) -> dict[str, SourceRecord]:
-    """Index records by their id_field string (later duplicate wins) and hash each once."""
+def index_records(entry: SourceEntry, values) -> tuple[dict[str, SourceRecord], int]:
+    """Index records by their id_field string (later duplicate wins), each hashed as it is taken
+    from ``values`` (a list, or parse_values' lines); returns the index and the records read.
+    As the workbench parses the whole file before it looks at a record, a JSON error anywhere
+    wins over a record without an id: that error is raised once every value is parsed."""
     id_field = entry.id_field
-    winners: dict[str, tuple[int, dict]] = {}
+    out: dict[str, SourceRecord] = {}
+    missing_id = None
+    read = 0
     for ord_, record in enumerate(values):
+        read += 1
+        if missing_id is not None:
+            continue   # only parsed, for a JSON error further on
         rid = record.get(id_field) if isinstance(record, dict) and isinstance(id_field, str) else None
         if not isinstance(rid, str):
-            raise ConfigError(f"source file {entry.file}: a record has no string {pyrepr_safe(id_field)}")
-        winners[rid] = (ord_, record)
-    out: dict[str, SourceRecord] = {}
-    for rid, (ord_, record) in winners.items():
+            missing_id = ConfigError(f"source file {entry.file}: a record has no string {pyrepr_safe(id_field)}")
+            out.clear()
+            continue
         h_id, e_id, data = _hash(record)
         h_fs, e_fs, _ = _hash(project_fairsharing(record))
         text = data.decode("utf-8") if data is not None else json.dumps(
             record, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         out[rid] = SourceRecord(rid, ord_, h_id, e_id, h_fs, e_fs, text)
-    return out
+    if missing_id is not None:
+        raise missing_id
+    return out, read
 
 
 def load_copy(entry: SourceEntry, data: bytes | None = None) -> SourceCopy:
@@ -316,8 +347,8 @@ def load_copy(entry: SourceEntry, data: bytes | None = None) -> SourceCopy:
     if data is None:
         data = read_pinned(entry)
     fmt, values = parse_values(entry, data)
-    return SourceCopy(entry=entry, size=len(data), format=fmt, records_read=len(values),
-                      records=index_records(entry, values))
+    records, read = index_records(entry, values)
+    return SourceCopy(entry=entry, size=len(data), format=fmt, records_read=read, records=records)
 
 
 def load_sources(path: str | Path) -> tuple[SourcesConfig, list[SourceCopy]]:
@@ -364,19 +395,27 @@ _RECORD_COLUMNS = ("copy_id", "record_id", "ord", "hash_identity", "hash_identit
 _RECORD_TYPES = ("string", "string", "int32", "string", "string", "string", "string", "string")
 
 
+RECORD_BATCH = 10_000   # records per insert: the copy's rows are never all held again beside its index
+
+
 def _insert_records(con, copy: SourceCopy) -> None:
-    """The copy's records into source_records: with bound parameters when they are few (a
-    drop-in verify then never imports pyarrow), else as an Arrow table of the same rows."""
-    rows = [
-        # stored like evidence.source_id: a lone surrogate (JSON escape) becomes U+FFFD
-        (copy.entry.copy_id, vstr(r.record_id), r.ord, r.hash_identity, r.hash_identity_error, r.hash_fairsharing,
-         r.hash_fairsharing_error, r.record_json) for r in copy.records.values()]
-    if len(rows) <= ARROW_ROWS:
-        insert_values(con, "source_records", _RECORD_COLUMNS, rows)
-        return
-    pa = arrow()
-    _insert_arrow(con, "source_records", pa.table({name: pa.array(list(column), getattr(pa, kind)()) for name, column, kind
-                                                   in zip(_RECORD_COLUMNS, zip(*rows), _RECORD_TYPES)}))
+    """The copy's records into source_records, RECORD_BATCH at a time: with bound parameters
+    when they are few (a drop-in verify then never imports pyarrow), else as Arrow tables of the
+    same rows."""
+    records = iter(copy.records.values())
+    while True:
+        rows = [
+            # stored like evidence.source_id: a lone surrogate (JSON escape) becomes U+FFFD
+            (copy.entry.copy_id, vstr(r.record_id), r.ord, r.hash_identity, r.hash_identity_error, r.hash_fairsharing,
+             r.hash_fairsharing_error, r.record_json) for r in itertools.islice(records, RECORD_BATCH)]
+        if not rows:
+            return
+        if len(rows) <= ARROW_ROWS:
+            insert_values(con, "source_records", _RECORD_COLUMNS, rows)
+            continue
+        pa = arrow()
+        _insert_arrow(con, "source_records", pa.table({name: pa.array(list(column), getattr(pa, kind)()) for name, column, kind
+                                                       in zip(_RECORD_COLUMNS, zip(*rows), _RECORD_TYPES)}))
 
 
 PINNED_FILES = ("read", "record", "trust")

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
+from hypothesis import given, strategies as st
 
 from groundwork.core.errors import ConfigError
-from groundwork.checks.sources import load_into_warehouse, load_sources
+from groundwork.checks.sources import load_copy, load_into_warehouse, load_sources, make_entry, split_lines
 from groundwork.core.warehouse import connect
 from cli_support import run_cli
 
@@ -318,3 +320,38 @@ def test_snapshot_refs_that_are_mappings_with_any_keys_are_their_str(tmp_path):
     config, _ = load_sources(cfg)
     assert config.entries[0].snapshot_refs == (
         "snap:a", "{1: 'a'}", "{None: 'y'}", "{True: [2.5, {datetime.date(2026, 1, 1): 'b'}]}")
+
+
+def test_a_json_error_anywhere_wins_over_an_earlier_record_without_id(tmp_path, monkeypatch, capsys, warehouse):
+    # The workbench parses every line before it looks at a record (docs/rules.md#source-copies).
+    entry = data_file(tmp_path, "r.jsonl", b'{"id": "src:a"}\n{"source_id": "src:b"}\n{"source_id": \n')
+    cfg = write_config(tmp_path, [{"snapshot_refs": ["a"], "id_field": "source_id", **entry}])
+    code, out, err = run_cli(monkeypatch, capsys, "verify", "--sources", str(cfg), "--warehouse", warehouse)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"groundwork: error: source file {tmp_path / 'r.jsonl'}: line 3: not valid JSON: ")
+
+
+@given(st.text(alphabet=st.sampled_from(["a", " ", "\r", "\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f",
+                                         "\x85", "\u2028", "\u2029", "\u2027", "é"])))
+def test_a_copy_is_split_into_lines_as_splitlines_does(text):
+    assert list(split_lines(text)) == text.splitlines()
+
+
+def test_a_jsonl_copy_is_indexed_without_holding_every_parsed_record(tmp_path):
+    """A JSON Lines copy is parsed one line at a time: while it loads, Python holds its bytes, its
+    text and the records' index (their compact JSON and hashes), not every parsed value too
+    (that was 7.5 times the file's size)."""
+    lines = [json.dumps({"source_id": f"src:{i}", "name": f"Record {i}", "tags": ["a", "b", str(i)],
+                         "meta": {"n": i, "x": 1.5, "description": "lorem ipsum " * 8}}) for i in range(20000)]
+    data = ("\n".join(lines) + "\n").encode()
+    (tmp_path / "c.jsonl").write_bytes(data)
+    entry = make_entry(tmp_path / "sources.yaml", 0, {"snapshot_refs": ["r"], "path": "c.jsonl",
+                                                      "id_field": "source_id", "sha256": sha(data)})
+    tracemalloc.start()
+    try:
+        copy = load_copy(entry, data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(copy.records) == 20000 and copy.records_read == 20000
+    assert peak < 6 * len(data), peak / len(data)
