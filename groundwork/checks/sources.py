@@ -15,7 +15,6 @@ traceback; groundwork prints the line and exits 2.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import os
 import re
@@ -83,7 +82,7 @@ class SourceCopy:
     size: int
     format: str                   # json-array or jsonl
     records_read: int             # records in the file, duplicates included
-    records: dict[str, SourceRecord] = field(default_factory=dict)
+    records: dict[str, SourceRecord] = field(default_factory=dict)   # empty when handed to ``records_to``
 
 
 @dataclass
@@ -177,9 +176,13 @@ def _settled(identity: tuple) -> bool:
     return time.time_ns() - max(identity[1], identity[2]) > SETTLE_NS
 
 
-def check_sources(path: str | Path, *, already_loaded=frozenset(),
-                  pins: PinChecks | None = None) -> tuple[SourcesConfig, list[SourceCopy]]:
+def check_sources(path: str | Path, *, already_loaded=frozenset(), pins: PinChecks | None = None,
+                  records_to=None) -> tuple[SourcesConfig, list[SourceCopy]]:
     """Validate a sources.yaml and its copies, entry by entry, in the workbench's order.
+
+    ``records_to(rows)``: each copy's records are handed to it RECORD_BATCH at a time, as rows
+    of _RECORD_COLUMNS plus the id as UTF-8 bytes (a later duplicate id among them wins, by ord),
+    instead of being held in ``records``: memory is then not in the copies' sizes.
 
     For each entry: its shape, its data file's bytes against the pin (with ``pins``: unless
     the file of a copy in ``already_loaded`` is as ``pins.known`` recorded it; every file read is
@@ -194,16 +197,16 @@ def check_sources(path: str | Path, *, already_loaded=frozenset(),
     for index, item in enumerate(items):
         entry = make_entry(path, index, item)
         loaded = entry.copy_id in already_loaded or entry.copy_id in copies
+        read = True
         if pins is not None:
             file, identity = str(Path(entry.file).resolve()), _identity(entry.file)   # stat first, then read
-            if not (pins.trust and loaded and identity is not None and pins.known.get(file) == (identity, entry.pin)):
-                data = read_pinned(entry)
-                if identity is not None and _settled(identity):
-                    pins.checked[file] = (identity, entry.pin)
-        else:
-            data = read_pinned(entry)
+            read = not (pins.trust and loaded and identity is not None and pins.known.get(file) == (identity, entry.pin))
         if not loaded:
-            copies[entry.copy_id] = load_copy(entry, data)
+            copies[entry.copy_id] = load_copy(entry, records_to=records_to)   # its bytes are not held past their decoding
+        elif read:
+            read_pinned(entry)
+        if pins is not None and read and identity is not None and _settled(identity):
+            pins.checked[file] = (identity, entry.pin)
         _refs_once(path, entry, seen)
         entries.append(entry)
     return SourcesConfig(path=str(path), sha256=sha, entries=entries), list(copies.values())
@@ -278,15 +281,19 @@ def split_lines(text: str):
         yield text[start:]
 
 
-def parse_values(entry: SourceEntry, data: bytes):
-    """Split a data file into its record values (docs/rules.md#source-copies): a JSON array (a
-    list), else JSON Lines (parsed one line at a time as they are taken, so that only the
-    records' index is held, not every parsed value: a JSON error is raised when its line is
-    reached)."""
+def decode(entry: SourceEntry, data: bytes) -> str:
+    """A data file's text (docs/rules.md#source-copies): strict UTF-8, a BOM kept (and then not JSON)."""
     try:
-        text = data.decode("utf-8")  # strict; a BOM is not stripped (and then is not JSON)
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"source file {entry.file}: not UTF-8: {exc}") from None
+
+
+def parse_values(entry: SourceEntry, text: str):
+    """Split a data file's text into its record values (docs/rules.md#source-copies): a JSON
+    array (a list), else JSON Lines (parsed one line at a time as they are taken, so that only
+    the records' index is held, not every parsed value: a JSON error is raised when its line is
+    reached)."""
     exact = needs_exact(text)
     if text.lstrip().startswith("["):
         try:
@@ -314,13 +321,15 @@ def _hash(value) -> tuple[str | None, str | None, bytes | None]:
     return sha256_hex(data), None, data
 
 
-def index_records(entry: SourceEntry, values) -> tuple[dict[str, SourceRecord], int]:
+def index_records(entry: SourceEntry, values, records_to=None) -> tuple[dict[str, SourceRecord], int]:
     """Index records by their id_field string (later duplicate wins), each hashed as it is taken
     from ``values`` (a list, or parse_values' lines); returns the index and the records read.
     As the workbench parses the whole file before it looks at a record, a JSON error anywhere
-    wins over a record without an id: that error is raised once every value is parsed."""
+    wins over a record without an id: that error is raised once every value is parsed. With
+    ``records_to`` (check_sources) the index stays empty: the records go there as rows."""
     id_field = entry.id_field
     out: dict[str, SourceRecord] = {}
+    rows: list[tuple] = []
     missing_id = None
     read = 0
     for ord_, record in enumerate(values):
@@ -336,19 +345,31 @@ def index_records(entry: SourceEntry, values) -> tuple[dict[str, SourceRecord], 
         h_fs, e_fs, _ = _hash(project_fairsharing(record))
         text = data.decode("utf-8") if data is not None else json.dumps(
             record, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-        out[rid] = SourceRecord(rid, ord_, h_id, e_id, h_fs, e_fs, text)
+        if records_to is None:
+            out[rid] = SourceRecord(rid, ord_, h_id, e_id, h_fs, e_fs, text)
+            continue
+        rows.append(_record_row(entry.copy_id, SourceRecord(rid, ord_, h_id, e_id, h_fs, e_fs, text))
+                    + (rid.encode("utf-8", "surrogatepass"),))
+        if len(rows) >= RECORD_BATCH:
+            records_to(rows)
+            rows = []
     if missing_id is not None:
         raise missing_id
+    if rows:
+        records_to(rows)
     return out, read
 
 
-def load_copy(entry: SourceEntry, data: bytes | None = None) -> SourceCopy:
-    """Read (unless ``data`` is given, already pin-checked), parse and index one copy."""
+def load_copy(entry: SourceEntry, data: bytes | None = None, records_to=None) -> SourceCopy:
+    """Read (unless ``data`` is given, already pin-checked), parse and index one copy (its
+    records handed to ``records_to`` instead, when given: check_sources)."""
     if data is None:
         data = read_pinned(entry)
-    fmt, values = parse_values(entry, data)
-    records, read = index_records(entry, values)
-    return SourceCopy(entry=entry, size=len(data), format=fmt, records_read=read, records=records)
+    size, text = len(data), decode(entry, data)
+    del data   # (the caller's, when given)
+    fmt, values = parse_values(entry, text)
+    records, read = index_records(entry, values, records_to)
+    return SourceCopy(entry=entry, size=size, format=fmt, records_read=read, records=records)
 
 
 def load_sources(path: str | Path) -> tuple[SourcesConfig, list[SourceCopy]]:
@@ -393,29 +414,45 @@ _RECORD_COLUMNS = ("copy_id", "record_id", "ord", "hash_identity", "hash_identit
 
 # Arrow types of _RECORD_COLUMNS, for a copy inserted through Arrow.
 _RECORD_TYPES = ("string", "string", "int32", "string", "string", "string", "string", "string")
+_STAGE_COLUMNS, _STAGE_TYPES = _RECORD_COLUMNS + ("id_bytes",), _RECORD_TYPES + ("binary",)
 
 
-RECORD_BATCH = 10_000   # records per insert: the copy's rows are never all held again beside its index
+RECORD_BATCH = 10_000   # records per insert (load_into_warehouse: the copies' records are never all held)
+_STAGE = "_gw_source_records"   # TEMP: the records of the copies being loaded, duplicate ids included
 
 
-def _insert_records(con, copy: SourceCopy) -> None:
-    """The copy's records into source_records, RECORD_BATCH at a time: with bound parameters
-    when they are few (a drop-in verify then never imports pyarrow), else as Arrow tables of the
-    same rows."""
-    records = iter(copy.records.values())
-    while True:
-        rows = [
-            # stored like evidence.source_id: a lone surrogate (JSON escape) becomes U+FFFD
-            (copy.entry.copy_id, vstr(r.record_id), r.ord, r.hash_identity, r.hash_identity_error, r.hash_fairsharing,
-             r.hash_fairsharing_error, r.record_json) for r in itertools.islice(records, RECORD_BATCH)]
-        if not rows:
-            return
-        if len(rows) <= ARROW_ROWS:
-            insert_values(con, "source_records", _RECORD_COLUMNS, rows)
-            continue
-        pa = arrow()
-        _insert_arrow(con, "source_records", pa.table({name: pa.array(list(column), getattr(pa, kind)()) for name, column, kind
-                                                       in zip(_RECORD_COLUMNS, zip(*rows), _RECORD_TYPES)}))
+def _record_row(copy_id: str, r: SourceRecord) -> tuple:
+    # stored like evidence.source_id: a lone surrogate (JSON escape) becomes U+FFFD
+    return (copy_id, vstr(r.record_id), r.ord, r.hash_identity, r.hash_identity_error, r.hash_fairsharing,
+            r.hash_fairsharing_error, r.record_json)
+
+
+def _insert_rows(con, table: str, names, kinds, rows: list[tuple]) -> None:
+    """``rows`` into ``table``: with bound parameters when they are few (a drop-in verify then
+    never imports pyarrow), else as one Arrow table."""
+    if len(rows) <= ARROW_ROWS:
+        insert_values(con, table, names, rows)
+        return
+    pa = arrow()
+    _insert_arrow(con, table, pa.table({name: pa.array(list(column), getattr(pa, kind)()) for name, column, kind
+                                        in zip(names, zip(*rows), kinds)}))
+
+
+def _stage(con) -> None:
+    """The TEMP table the records of the copies being loaded go to (check_sources' ``records_to``)."""
+    con.execute(f"CREATE OR REPLACE TEMP TABLE {_STAGE} AS SELECT *, NULL::BLOB AS id_bytes FROM source_records LIMIT 0")
+
+
+def _from_stage(con, copy: SourceCopy) -> int:
+    """The staged records of ``copy`` into source_records, the last of each id (by ord) only, as
+    the workbench's index keeps it (ids told apart as UTF-8 bytes: two ids that differ only in
+    a lone surrogate are two records, though both are stored with U+FFFD); returns how many."""
+    names = ", ".join(_RECORD_COLUMNS)
+    return con.execute(f"""
+        INSERT INTO source_records ({names})
+        SELECT {names} FROM {_STAGE} WHERE copy_id = $copy
+        QUALIFY row_number() OVER (PARTITION BY id_bytes ORDER BY ord DESC) = 1""",
+                       {"copy": copy.entry.copy_id}).fetchall()[0][0]
 
 
 PINNED_FILES = ("read", "record", "trust")
@@ -439,16 +476,19 @@ def load_into_warehouse(con, path: str | Path, *, pinned_files: str = "read") ->
         pins = PinChecks({file: (tuple(identity), pin) for file, *identity, pin in con.execute(
             "SELECT file, size, mtime_ns, ctime_ns, inode, device, sha256 FROM source_files").fetchall()},
             trust=pinned_files == "trust")
-    config, copies = check_sources(path, already_loaded=have, pins=pins)
-    skipped = list(dict.fromkeys(e.copy_id for e in config.entries if e.copy_id in have))
-    now = datetime.now(timezone.utc).replace(tzinfo=None)
     con.execute("BEGIN TRANSACTION")
     try:
+        _stage(con)
+        config, copies = check_sources(path, already_loaded=have, pins=pins,
+                                       records_to=lambda rows: _insert_rows(con, _STAGE, _STAGE_COLUMNS, _STAGE_TYPES, rows))
+        skipped = list(dict.fromkeys(e.copy_id for e in config.entries if e.copy_id in have))
+        now = datetime.now(timezone.utc).replace(tzinfo=None)
         for copy in copies:
+            distinct = _from_stage(con, copy)
             con.execute("INSERT INTO source_copies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         [copy.entry.copy_id, copy.entry.pin, pystr_safe(copy.entry.id_field), copy.format,
-                         copy.size, copy.records_read, len(copy.records), now])
-            _insert_records(con, copy)
+                         copy.size, copy.records_read, distinct, now])
+        con.execute(f"DROP TABLE {_STAGE}")
         config_id = _config_id(con, config)
         if pins is not None:
             for file, (identity, pin) in pins.checked.items():

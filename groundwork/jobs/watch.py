@@ -173,7 +173,8 @@ class Watch:
             problem = not_regular(self.sources)
             if problem:
                 raise GroundworkError(f"sources file {self.sources} {problem}")
-            check_sources(self.sources)  # a bad sources.yaml fails now, not at the first run
+            # a bad sources.yaml fails now, not at the first run (the records are not kept)
+            check_sources(self.sources, records_to=lambda rows: None)
         if self.poll is not None and not self.poll > 0:
             raise GroundworkError("--poll takes a number of seconds above 0")
         if self.warehouse != ":memory:":

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from groundwork.core.errors import ConfigError
+from groundwork.checks import sources as sources_mod
 from groundwork.checks.sources import load_copy, load_into_warehouse, load_sources, make_entry, split_lines
 from groundwork.core.warehouse import connect
 from cli_support import run_cli
@@ -337,21 +338,54 @@ def test_a_copy_is_split_into_lines_as_splitlines_does(text):
     assert list(split_lines(text)) == text.splitlines()
 
 
-def test_a_jsonl_copy_is_indexed_without_holding_every_parsed_record(tmp_path):
-    """A JSON Lines copy is parsed one line at a time: while it loads, Python holds its bytes, its
-    text and the records' index (their compact JSON and hashes), not every parsed value too
-    (that was 7.5 times the file's size)."""
-    lines = [json.dumps({"source_id": f"src:{i}", "name": f"Record {i}", "tags": ["a", "b", str(i)],
+def _large_copy(folder: Path) -> tuple[bytes, dict]:
+    lines = [json.dumps({"source_id": f"src:{i % 19000}", "name": f"Record {i}", "tags": ["a", "b", str(i)],
                          "meta": {"n": i, "x": 1.5, "description": "lorem ipsum " * 8}}) for i in range(20000)]
     data = ("\n".join(lines) + "\n").encode()
-    (tmp_path / "c.jsonl").write_bytes(data)
-    entry = make_entry(tmp_path / "sources.yaml", 0, {"snapshot_refs": ["r"], "path": "c.jsonl",
-                                                      "id_field": "source_id", "sha256": sha(data)})
+    return data, data_file(folder, "c.jsonl", data)
+
+
+def test_a_jsonl_copy_is_indexed_without_holding_every_parsed_record(tmp_path):
+    """A JSON Lines copy is parsed one line at a time: while it loads, Python holds its text and
+    the records' index (their compact JSON and hashes), not every parsed value too (that was
+    7.5 times the file's size)."""
+    data, file = _large_copy(tmp_path)
+    entry = make_entry(tmp_path / "sources.yaml", 0, {"snapshot_refs": ["r"], "id_field": "source_id", **file})
     tracemalloc.start()
     try:
-        copy = load_copy(entry, data)
+        copy = load_copy(entry)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert len(copy.records) == 20000 and copy.records_read == 20000
+    assert len(copy.records) == 19000 and copy.records_read == 20000
+    assert copy.records["src:5"].ord == 19005   # the later record of an id wins
     assert peak < 6 * len(data), peak / len(data)
+
+
+def test_loading_a_copy_into_the_warehouse_holds_no_index_of_its_records(tmp_path, monkeypatch):
+    """Into the warehouse, a copy's records go a batch at a time (the later of two records with
+    one id kept there): Python holds about the file's text, not its index too (3 times the
+    file's size, and 7.5 times before the lines were parsed one at a time)."""
+    monkeypatch.setattr(sources_mod, "RECORD_BATCH", 2000)   # a batch is a small part of a large copy
+    data, file = _large_copy(tmp_path)
+    cfg = write_config(tmp_path, [{"snapshot_refs": ["r"], "id_field": "source_id", **file}])
+    warm = connect(tmp_path / "warm.duckdb")   # the modules a first load imports (pyarrow's, ~25 MB) are not the copy's
+    try:
+        load_into_warehouse(warm, cfg)
+    finally:
+        warm.close()
+    con = connect(tmp_path / "w.duckdb")
+    try:
+        tracemalloc.start()
+        try:
+            load_into_warehouse(con, cfg)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert con.execute("SELECT records_read, record_count FROM source_copies").fetchall() == [(20000, 19000)]
+        rows = con.execute("SELECT count(*), count(DISTINCT record_id), max(ord) FILTER (WHERE record_id = 'src:5') "
+                           "FROM source_records").fetchall()
+        assert rows == [(19000, 19000, 19005)]
+    finally:
+        con.close()
+    assert peak < 2.5 * len(data), peak / len(data)   # its bytes and text while it is decoded, then the text
