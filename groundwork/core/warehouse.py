@@ -212,7 +212,7 @@ def size_bytes(text: str | None) -> float | None:
     return float(m.group(1)) * _BYTES[m.group(2).lower()] if m and m.group(2).lower() in _BYTES else None
 
 
-MIN_SETTING_MEMORY = 16 * 2**20   # the least a memory setting may give DuckDB: below, it fails any ingest
+MIN_SETTING_MEMORY = 16 * 10**6   # 16MB as DuckDB reads it (10**6 bytes a MB): below, it fails any ingest
 
 
 def memory_setting(name: str, default: str) -> str:

@@ -66,3 +66,16 @@ def test_a_job_memory_that_is_no_usable_size_leaves_the_warehouse_alone(tmp_path
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == "groundwork: error: GROUNDWORK_MEMORY=10 is not a memory size of 16MB or more (e.g. 128MB, 1GB)\n"
     assert wh.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["w.duckdb"]
+
+
+def test_16mb_the_least_size_the_message_names_is_taken(tmp_path):
+    """README: GROUNDWORK_MEMORY and GROUNDWORK_INGEST_MEMORY take "a size of 16MB or more". 16MB
+    is DuckDB's 16,000,000 bytes, under 16 MiB: it was refused with "is not a memory size of 16MB
+    or more"."""
+    done = gw(tmp_path, {"GROUNDWORK_INGEST_MEMORY": "16MB"}, "ingest", CORPUS_RUNS, "-w", "w.duckdb", "-q")
+    assert done.returncode in (0, 1), done.stderr
+    wh = tmp_path / "example.duckdb"
+    wh.write_bytes((ROOT / "warehouse.duckdb.example").read_bytes())
+    done = gw(tmp_path, {"GROUNDWORK_MEMORY": "16MB"}, "verify", "-w", wh,
+              "--sources", ROOT / "examples" / "archive" / "sources.yaml")
+    assert done.returncode in (0, 1), done.stderr
