@@ -235,7 +235,7 @@ def main(importing=nullcontext) -> None:
             interrupted()
         raise
     except GroundworkError as exc:
-        fail(str(exc))
+        fail(_out_of_memory(exc) or str(exc))
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise SystemExit(1)
@@ -246,7 +246,22 @@ def main(importing=nullcontext) -> None:
             interrupted()
         if os.environ.get("GROUNDWORK_DEBUG"):
             raise
-        fail(f"internal error: {type(exc).__name__}: {exc} (set GROUNDWORK_DEBUG=1 for a traceback)")
+        fail(_out_of_memory(exc) or f"internal error: {type(exc).__name__}: {exc} (set GROUNDWORK_DEBUG=1 for a traceback)")
+
+
+def _out_of_memory(exc: BaseException) -> str | None:
+    """The line to print when ``exc`` (or an error it came from, e.g. a rule file's) is DuckDB
+    running out of the memory groundwork gave it (README: GROUNDWORK_MEMORY), else None: a job that
+    cannot be done under the limit, not an unexpected error, and no advice to `SET memory_limit`."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if type(exc).__name__ == "OutOfMemoryException":
+            short = str(exc).splitlines()[0].removeprefix("Out of Memory Error: ")
+            return (f"DuckDB ran out of memory ({short}); give it more: GROUNDWORK_MEMORY (the checks and "
+                    "reports, default 256MB) or GROUNDWORK_INGEST_MEMORY (the ingest, default 128MB)")
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 # Container objects allocated (net) between two young collections of the cyclic garbage collector

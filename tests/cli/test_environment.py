@@ -79,3 +79,22 @@ def test_16mb_the_least_size_the_message_names_is_taken(tmp_path):
     done = gw(tmp_path, {"GROUNDWORK_MEMORY": "16MB"}, "verify", "-w", wh,
               "--sources", ROOT / "examples" / "archive" / "sources.yaml")
     assert done.returncode in (0, 1), done.stderr
+
+
+@pytest.mark.parametrize("command", ["lint", "nightly"])
+def test_a_job_out_of_duckdbs_memory_is_one_line_naming_the_setting(tmp_path, command):
+    """A job DuckDB cannot do under GROUNDWORK_MEMORY (here the least size taken, 16MB) cannot be
+    done: one line naming the setting that gives it more, exit 2 (README: "a job that cannot be
+    done is one line on stderr and exit status 2"); not an "internal error" quoting DuckDB's advice
+    to `SET memory_limit`, a setting the user does not hold."""
+    if command == "lint":
+        wh = tmp_path / "w.duckdb"
+        wh.write_bytes((ROOT / "warehouse.duckdb.example").read_bytes())
+        args = ["lint", "-w", wh, "--all"]
+    else:
+        args = ["nightly", ROOT / "examples" / "archive" / "runs", "-w", "w.duckdb", "--out", "rep", "-q"]
+    done = gw(tmp_path, {"GROUNDWORK_MEMORY": "16MB", "GROUNDWORK_INGEST_MEMORY": "16MB"}, *args)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("groundwork: error: DuckDB ran out of memory ("), done.stderr
+    assert "GROUNDWORK_MEMORY" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert "internal error" not in done.stderr and "SET memory_limit" not in done.stderr
