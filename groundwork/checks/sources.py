@@ -14,7 +14,9 @@ traceback; groundwork prints the line and exits 2.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -32,7 +34,7 @@ from groundwork.core.canonical import CanonicalisationError, canonical_bytes, pr
 from groundwork.core.engine import arrow
 from groundwork.core.errors import ConfigError
 from groundwork.core.pyrepr import pyrepr, pystr
-from groundwork.core.regular import read_regular
+from groundwork.core.regular import open_regular_file, read_regular
 from groundwork.core.values import ARROW_ROWS, insert_values
 
 if TYPE_CHECKING:   # annotations only: pyarrow is imported where a table is built
@@ -204,7 +206,7 @@ def check_sources(path: str | Path, *, already_loaded=frozenset(), pins: PinChec
         if not loaded:
             copies[entry.copy_id] = load_copy(entry, records_to=records_to)   # its bytes are not held past their decoding
         elif read:
-            read_pinned(entry)
+            read_through(entry)
         if pins is not None and read and identity is not None and _settled(identity):
             pins.checked[file] = (identity, entry.pin)
         _refs_once(path, entry, seen)
@@ -255,10 +257,96 @@ def read_pinned(entry: SourceEntry) -> bytes:
         data = read_regular(entry.file)  # a FIFO or device is refused, never waited on
     except OSError as exc:
         raise ConfigError(f"source file {entry.file}: {exc}") from None
-    actual = hashlib.sha256(data).hexdigest()
+    _pinned(entry, hashlib.sha256(data).hexdigest())
+    return data
+
+
+def _pinned(entry: SourceEntry, actual: str) -> None:
     if actual != entry.pin:
         raise ConfigError(f"source file {entry.file} has sha256 {actual}, not the pinned {entry.pin}")
-    return data
+
+
+BLOCK = 1 << 20   # a data file is read through in blocks of this size
+
+
+def _blocks(entry: SourceEntry):
+    """The data file's bytes, BLOCK at a time (a FIFO or device is refused, never waited on)."""
+    try:
+        fh = open_regular_file(entry.file)
+    except OSError as exc:
+        raise ConfigError(f"source file {entry.file}: {exc}") from None
+    with fh:
+        while True:
+            try:
+                block = fh.read(BLOCK)
+            except OSError as exc:
+                raise ConfigError(f"source file {entry.file}: {exc}") from None
+            if not block:
+                return
+            yield block
+
+
+def _decode_error(exc: UnicodeDecodeError, offset: int) -> str:
+    """``str(exc)`` as bytes.decode of the whole file words it, for an error ``offset`` bytes in."""
+    if exc.end - exc.start == 1:
+        return (f"'{exc.encoding}' codec can't decode byte 0x{exc.object[exc.start]:02x} in position "
+                f"{exc.start + offset}: {exc.reason}")
+    return f"'{exc.encoding}' codec can't decode bytes in position {exc.start + offset}-{exc.end - 1 + offset}: {exc.reason}"
+
+
+def read_through(entry: SourceEntry) -> tuple[int, bool]:
+    """Read the data file through once, holding one block at a time: its pin checked, then its
+    text's UTF-8 (the whole file's first error, as the workbench's decoding of all of it reports
+    it). Returns its size and whether its text is a JSON array (``[`` after whitespace)."""
+    digest, size, first, error = hashlib.sha256(), 0, None, None
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    for block in _blocks(entry):
+        digest.update(block)
+        if error is None:
+            pending = len(decoder.getstate()[0])
+            try:
+                text = decoder.decode(block)
+            except UnicodeDecodeError as exc:
+                error = _decode_error(exc, size - pending)
+            else:
+                if first is None and text.lstrip():
+                    first = text.lstrip()[0]
+        size += len(block)
+    if error is None:
+        pending = len(decoder.getstate()[0])
+        try:
+            decoder.decode(b"", True)
+        except UnicodeDecodeError as exc:
+            error = _decode_error(exc, size - pending)
+    _pinned(entry, digest.hexdigest())
+    if error is not None:
+        raise ConfigError(f"source file {entry.file}: not UTF-8: {error}")
+    return size, first == "["
+
+
+def _jsonl_lines(entry: SourceEntry):
+    """The lines of a JSON Lines data file that read_through passed, as ``text.splitlines()`` of
+    its whole text gives them, read again a line at a time (its pin checked again at the end: a
+    file changed in between is refused)."""
+    digest = hashlib.sha256()
+    rest = b""
+    for block in itertools.chain(_blocks(entry), [None]):
+        if block is not None:
+            digest.update(block)
+            rest += block
+            cut = rest.rfind(b"\n") + 1
+            if not cut:
+                continue
+            chunk, rest = rest[:cut], rest[cut:]
+        else:
+            chunk, rest = rest, b""
+        try:
+            text = chunk.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ConfigError(f"source file {entry.file} changed while it was read") from None
+        # a chunk ends at a newline (or the file's end): splitting it gives the whole text's lines
+        yield from split_lines(text)
+    _pinned(entry, digest.hexdigest())
 
 
 def _json_error(entry: SourceEntry, exc: Exception, line: int | None = None) -> ConfigError:
@@ -301,16 +389,19 @@ def parse_values(entry: SourceEntry, text: str):
         except (ValueError, RecursionError) as exc:
             raise _json_error(entry, exc) from None
 
-    def lines():
-        for number, line in enumerate(split_lines(text), start=1):
-            if not line.strip():
-                continue
-            try:
-                yield loads(line, exact)
-            except (ValueError, RecursionError) as exc:
-                raise _json_error(entry, exc, number) from None
+    return "jsonl", _jsonl_values(entry, split_lines(text), exact)
 
-    return "jsonl", lines()
+
+def _jsonl_values(entry: SourceEntry, lines, exact: bool | None = None):
+    """The values of JSON Lines ``lines`` (blank ones skipped), parsed as they are taken; a JSON
+    error names its line."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield loads(line, exact)
+        except (ValueError, RecursionError) as exc:
+            raise _json_error(entry, exc, number) from None
 
 
 def _hash(value) -> tuple[str | None, str | None, bytes | None]:
@@ -362,8 +453,14 @@ def index_records(entry: SourceEntry, values, records_to=None) -> tuple[dict[str
 
 def load_copy(entry: SourceEntry, data: bytes | None = None, records_to=None) -> SourceCopy:
     """Read (unless ``data`` is given, already pin-checked), parse and index one copy (its
-    records handed to ``records_to`` instead, when given: check_sources)."""
+    records handed to ``records_to`` instead, when given: check_sources). Read from its file,
+    a JSON Lines copy is never held whole: it is read through (pin, UTF-8) and then parsed a
+    line at a time; a JSON array is parsed whole, as the workbench does."""
     if data is None:
+        size, array = read_through(entry)
+        if not array:
+            records, read = index_records(entry, _jsonl_values(entry, _jsonl_lines(entry)), records_to)
+            return SourceCopy(entry=entry, size=size, format="jsonl", records_read=read, records=records)
         data = read_pinned(entry)
     size, text = len(data), decode(entry, data)
     del data   # (the caller's, when given)
@@ -476,27 +573,33 @@ def load_into_warehouse(con, path: str | Path, *, pinned_files: str = "read") ->
         pins = PinChecks({file: (tuple(identity), pin) for file, *identity, pin in con.execute(
             "SELECT file, size, mtime_ns, ctime_ns, inode, device, sha256 FROM source_files").fetchall()},
             trust=pinned_files == "trust")
-    con.execute("BEGIN TRANSACTION")
+    # The records are staged batch by batch, each committed: DuckDB holds a transaction's new rows
+    # in memory (a 150 MB copy staged in one transaction took ~150 MB more), while committed rows
+    # of a TEMP table are within its memory limit. Only the copies' rows, taken from the stage,
+    # and the configuration's go in one transaction.
+    _stage(con)
     try:
-        _stage(con)
         config, copies = check_sources(path, already_loaded=have, pins=pins,
                                        records_to=lambda rows: _insert_rows(con, _STAGE, _STAGE_COLUMNS, _STAGE_TYPES, rows))
         skipped = list(dict.fromkeys(e.copy_id for e in config.entries if e.copy_id in have))
         now = datetime.now(timezone.utc).replace(tzinfo=None)
-        for copy in copies:
-            distinct = _from_stage(con, copy)
-            con.execute("INSERT INTO source_copies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        [copy.entry.copy_id, copy.entry.pin, pystr_safe(copy.entry.id_field), copy.format,
-                         copy.size, copy.records_read, distinct, now])
-        con.execute(f"DROP TABLE {_STAGE}")
-        config_id = _config_id(con, config)
-        if pins is not None:
-            for file, (identity, pin) in pins.checked.items():
-                con.execute("INSERT OR REPLACE INTO source_files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                            [file, *identity, pin, now])
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for copy in copies:
+                distinct = _from_stage(con, copy)
+                con.execute("INSERT INTO source_copies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                            [copy.entry.copy_id, copy.entry.pin, pystr_safe(copy.entry.id_field), copy.format,
+                             copy.size, copy.records_read, distinct, now])
+            config_id = _config_id(con, config)
+            if pins is not None:
+                for file, (identity, pin) in pins.checked.items():
+                    con.execute("INSERT OR REPLACE INTO source_files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                [file, *identity, pin, now])
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {_STAGE}")
     return LoadedSources(config_id=config_id, config=config, copies_loaded=[c.entry.copy_id for c in copies],
                          copies_skipped=skipped)
