@@ -422,14 +422,20 @@ def trend_by_completion(con, p: Passes, agents: list) -> dict:
     first, last = rng["first"], rng["last"]
     span = (last - first).total_seconds()
     width, secs = next(((w, n) for w, n in COMPLETION_SLOTS if span / n < MAX_SLOTS - 1), COMPLETION_SLOTS[-1])
-    since = max(first, last - _dt.timedelta(seconds=secs * (MAX_SLOTS - 1)))
+    # Completion times reach 0001-01-01 and 9999-12-31: the window's start and the slot steps
+    # must not leave Python's years (OverflowError), so they stop at its edges.
+    window = _dt.timedelta(seconds=secs * (MAX_SLOTS - 1))
+    since = first if last - _dt.datetime.min < window else max(first, last - window)
     totals = {r["slot"]: r for r in rows(con, "trend_by_completion", width=width, since=since)}
     slots = []
     if totals:
         at, end = min(totals), max(totals)
+        step = _dt.timedelta(seconds=secs)
         while at <= end:
             slots.append(at)
-            at += _dt.timedelta(seconds=secs)
+            if _dt.datetime.max - at < step:
+                break
+            at += step
     slots = slots[-MAX_SLOTS:]
     points = [{"at": _iso(a), "label": _slot_label(a, secs), "runs": int(totals.get(a, {}).get("runs", 0)),
                "failing": int(totals.get(a, {}).get("failing", 0)), "new": int(totals.get(a, {}).get("new", 0))}

@@ -303,3 +303,21 @@ def test_a_completion_time_outside_pythons_years_costs_no_report(tmp_path, compl
     finally:
         con.close()
     assert "  - N1: " in (tmp_path / "out" / "runs" / FAILING_N1 / "grounding.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("completed_at, every_run", [("9999-12-31T23:59:59Z", False), ("0001-01-01T00:00:00Z", True)])
+def test_a_completion_time_at_the_edge_of_pythons_years_costs_no_report(tmp_path, completed_at, every_run):
+    # Inside the years 1-9999, so stored as it is; but the fleet report's trend by completion
+    # stepped one slot past 9999-12-31 (or started its window before 0001-01-01) and the
+    # nightly ended in 'internal error: OverflowError: date value out of range'.
+    archive = tmp_path / "archive"
+    shutil.copytree(EXAMPLE, archive)
+    names = [p.name for p in (archive / "runs").iterdir() if (p / "envelope.json").is_file()] if every_run else [FAILING_N1]
+    for name in names:
+        env_path = archive / "runs" / name / "envelope.json"
+        env = json.loads(env_path.read_text(encoding="utf-8"))
+        env["completed_at"] = completed_at
+        env_path.write_text(json.dumps(env, indent=2), encoding="utf-8")
+    r = nightly(archive, tmp_path / "w.duckdb", tmp_path / "out")
+    assert r.exit_code == 1 and isinstance(r.exception, (SystemExit, type(None))), (r.output, r.exception)
+    assert "  - N1: " in (tmp_path / "out" / "runs" / FAILING_N1 / "grounding.txt").read_text(encoding="utf-8")
