@@ -22,6 +22,7 @@ whatever the linter does with the run (docs/rules.md#early-stops).
 from __future__ import annotations
 
 import collections
+import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -220,7 +221,10 @@ def violation_messages(rows: list[dict], rules: dict) -> list[str]:
     """Exact S1/S2 messages for rows of sql/rules/S1.sql / S2.sql (``rules``: source_rules())."""
     for row in rows:
         if row["code"] == "S2" and row["actual_hash"] is None and row["hash_error"] is None:
-            row["hash_error"] = unknown_message(row["canonicalisation"])  # unregistered name (K2)
+            # unregistered name (K2): str() of the raw value, from its JSON (the str() column has
+            # U+FFFD for a lone surrogate, which the workbench's repr prints as an escape)
+            raw = row.get("canonicalisation_json")
+            row["hash_error"] = unknown_message(json.loads(raw) if raw is not None else row["canonicalisation"])
     out: list[str | None] = [None] * len(rows)
     for code in VIOLATION_RULES:
         idx = [i for i, row in enumerate(rows) if row["code"] == code]

@@ -5,7 +5,7 @@
 -- needs_succeeded: false
 -- order: ord
 SELECT invocation_id, ord, 'S2' AS code, source_id, source_id_json, snapshot_ref, snapshot_ref_json, content_hash,
-       canonicalisation, actual_hash, hash_error
+       canonicalisation, canonicalisation_json, actual_hash, hash_error
 -- One row per evidence item whose cited record exists in the copy but whose hash under the
 -- item's canonicalisation is unknown (unregistered name), cannot be computed (hash_error), or
 -- differs from str(content_hash) (actual_hash = the record's hash). $config_id is the sources.yaml being checked.
@@ -18,6 +18,7 @@ FROM (
            i.snapshot_ref_json,
            i.content_hash,
            i.canonicalisation,
+           i.canonicalisation_json,
            CASE WHEN i.canonicalisation = 'json-sorted-utf8-v1' THEN rec.hash_fairsharing
                 WHEN i.canonicalisation IN ('dd-envelope-json-v1', 'dd-input-json-v1', 'dd-json-document-v1')
                 THEN rec.hash_identity END AS actual_hash,

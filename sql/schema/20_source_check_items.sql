@@ -8,6 +8,7 @@ SELECT e.invocation_id,
        e.snapshot_ref_json,
        e.content_hash,
        e.canonicalisation,
+       e.canonicalisation_json,
        r.agent_id
 FROM evidence e
 JOIN runs r ON r.invocation_id = e.invocation_id
@@ -19,6 +20,7 @@ COMMENT ON COLUMN source_check_items.invocation_id IS 'The run.';
 COMMENT ON COLUMN source_check_items.ord IS '0-based position in envelope.evidence (report order).';
 COMMENT ON COLUMN source_check_items.source_id IS 'str() of source_id (the record id looked up in the copy).';
 COMMENT ON COLUMN source_check_items.snapshot_ref IS 'str() of snapshot_ref (None when absent): the look-up key of the copy.';
+COMMENT ON COLUMN source_check_items.canonicalisation_json IS 'Raw JSON of canonicalisation (null when absent): the unknown-canonicalisation message prints str() of this value, lone surrogates included.';
 COMMENT ON COLUMN source_check_items.content_hash IS 'str() of content_hash, compared with the copy''s record hash.';
 COMMENT ON COLUMN source_check_items.canonicalisation IS 'str() of canonicalisation: selects the record hash (json-sorted-utf8-v1 projects, the three identity names share one hash).';
 COMMENT ON COLUMN source_check_items.agent_id IS 'The run''s agent (for drift summaries).';

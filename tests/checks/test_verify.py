@@ -294,6 +294,26 @@ def test_unknown_canonicalisation_uses_str_then_repr(tmp_path, monkeypatch, caps
                    "['dd-envelope-json-v1', 'dd-input-json-v1', 'dd-json-document-v1', 'json-sorted-utf8-v1']\n")
 
 
+def test_unknown_canonicalisation_with_a_lone_surrogate_prints_its_escape(tmp_path, monkeypatch, capsys, records_config):
+    # repr() of the name, as E1 prints it: the workbench writes '\ud800', not U+FFFD (the str()
+    # column's stand-in for a lone surrogate). Drop-in and a warehouse pass alike.
+    path = tmp_path / "envelope.json"
+    text = json.dumps({"grounding_mode": "retrieval", "evidence": [evidence("src:a", HASH_A, canon="@@")]})
+    path.write_text(text.replace('"@@"', '"\\ud800"'), encoding="utf-8")
+    expected = ("sources: 0 verified, 0 unresolved; FAILED\n"
+                "  - S2: evidence 'src:a': unknown canonicalisation '\\ud800'; registered: "
+                "['dd-envelope-json-v1', 'dd-input-json-v1', 'dd-json-document-v1', 'json-sorted-utf8-v1']\n")
+    assert run_cli(monkeypatch, capsys, "verify", str(path), "--sources", str(records_config)) == (1, expected, "")
+    runs = tmp_path / "runs"
+    shutil.copytree(CORPUS / "runs" / next(iter(EXPECTED)), runs / "r-surrogate")
+    (runs / "r-surrogate" / "envelope.json").write_text(text.replace('"@@"', '"\\ud800"'), encoding="utf-8")
+    con = connect(tmp_path / "w.duckdb")
+    ingest.ingest_archive(con, runs, workers=0)
+    [r] = verify_warehouse(con, records_config).runs
+    con.close()
+    assert r.text == expected
+
+
 def test_falsy_non_list_evidence_counts_as_none(tmp_path, monkeypatch, capsys, records_config):
     env = {"grounding_mode": "input_only", "evidence": ""}  # docs/rules.md#evidence-pairs
     assert drop_in(tmp_path, monkeypatch, capsys, records_config, env) == (0, "sources: 0 verified, 0 unresolved\n", "")
