@@ -40,11 +40,22 @@ def needs_exact_bytes(data: bytes) -> bool:
     return _RUN in data.translate(_DIGIT_TABLE)
 
 
+# orjson nests to 1024 levels, json.loads only to its recursion limit (1000) less the caller's
+# stack: a text that may nest that deep is parsed by json.loads alone, so that it raises
+# RecursionError where the workbench's parser does. Fewer brackets than this cannot nest that deep.
+_DEEP_BRACKETS = 900
+
+
+def maybe_deep(text: str) -> bool:
+    """True when ``text`` holds enough brackets to nest near json.loads' depth limit."""
+    return len(text) >= 2 * _DEEP_BRACKETS and text.count("[") + text.count("{") >= _DEEP_BRACKETS
+
+
 def parse(text: str, exact: bool):
     """``(value, fast)``: json.loads semantics; ``fast`` is True when orjson parsed the text, i.e.
     the value holds no integer beyond 64 bits, no NaN/Infinity and no lone surrogate, so orjson
     can also serialise it (see dumps)."""
-    if not exact:
+    if not exact and not maybe_deep(text):
         import orjson  # here, not at the top: a drop-in process seldom needs it (~13 ms of imports)
 
         try:
@@ -62,7 +73,7 @@ def loads(text: str, exact: bool | None = None):
     """
     if exact is None:
         exact = needs_exact(text)
-    if not exact:
+    if not exact and not maybe_deep(text):
         import orjson
 
         try:

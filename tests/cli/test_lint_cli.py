@@ -237,3 +237,19 @@ def test_different_lone_surrogates_are_different_source_ids(tmp_path, payload_si
     assert result.stdout == ("grounding: FAILED [retrieval]\n"
                              f"  - G2: payload rests on {shown} (d23eb297bcac\u2026) which was not retrieved in this invocation\n")
     assert result.exit_code == 1
+
+
+@pytest.mark.parametrize("where", ["envelope.json", "spans.jsonl"])
+def test_drop_in_a_value_nested_1010_deep_is_unlintable(tmp_path, where):
+    # Python's json.loads raises RecursionError at about 1000 levels, so the workbench prints a
+    # traceback (docs/rules.md#unlintable-runs: "JSON nested too deeply for Python's parser").
+    folder = CORPUS / "runs" / BY_SCENARIO["pass/none/record"]
+    deep = "[" * 1009 + "]" * 1009
+    for name in ("envelope.json", "spans.jsonl"):
+        text = (folder / name).read_text(encoding="utf-8")
+        if name == where:
+            text = text.replace("{", '{"x_deep": ' + deep + ", ", 1)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    result = gw("lint", tmp_path / "spans.jsonl", tmp_path / "envelope.json")
+    assert result.returncode == 2 and result.stdout == ""
+    assert "nested too deeply" in result.stderr

@@ -59,3 +59,18 @@ def test_hashing_a_value_nested_past_json_dumps_depth_fails_as_json_dumps_does()
         canonical_bytes(nested(1000))
     assert canonical_bytes(nested(300)) == json.dumps(nested(300), sort_keys=True, separators=(",", ":"),
                                                        ensure_ascii=False).encode()
+
+
+@pytest.mark.parametrize("depth", [1000, 1010, 1024])
+def test_a_text_nested_past_json_loads_depth_fails_to_parse_as_json_loads_does(depth):
+    # orjson nests to 1024 levels, json.loads (the workbench's parser) to about 1000 less its
+    # caller's stack: the fast path took texts the workbench cannot read (docs/rules.md#unlintable-runs).
+    from groundwork.core.jsontext import loads, parse
+
+    for text in ("[" * depth + "]" * depth, '{"a": ' * depth + "1" + "}" * depth):
+        with pytest.raises(RecursionError):
+            json.loads(text)
+        with pytest.raises(RecursionError):
+            parse(text, False)
+        with pytest.raises(RecursionError):
+            loads(text)
