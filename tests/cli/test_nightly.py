@@ -321,3 +321,24 @@ def test_a_completion_time_at_the_edge_of_pythons_years_costs_no_report(tmp_path
     r = nightly(archive, tmp_path / "w.duckdb", tmp_path / "out")
     assert r.exit_code == 1 and isinstance(r.exception, (SystemExit, type(None))), (r.output, r.exception)
     assert "  - N1: " in (tmp_path / "out" / "runs" / FAILING_N1 / "grounding.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("key, value", [("end_time", "9999-12-31T23:59:59.999999-01:00"), ("start_time", "0001-01-01T00:30:00+01:00")])
+def test_a_span_time_outside_pythons_years_in_utc_costs_no_run_page(tmp_path, key, value):
+    # Valid ISO 8601 that the workbench reads (datetime.fromisoformat, then .timestamp()), but in
+    # UTC in year 10000 or year 0: DuckDB hands such a TIMESTAMP back as a string, and the run
+    # page's timeline ended the nightly in 'internal error: TypeError: '<' not supported between
+    # instances of 'datetime.datetime' and 'str''.
+    archive = tmp_path / "archive"
+    shutil.copytree(EXAMPLE, archive)
+    spans_path = archive / "runs" / FAILING_N1 / "spans.jsonl"
+    lines = spans_path.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first[key] = value
+    lines[0] = json.dumps(first)
+    spans_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    r = nightly(archive, tmp_path / "w.duckdb", tmp_path / "out")
+    assert r.exit_code == 1 and isinstance(r.exception, (SystemExit, type(None))), (r.output, r.exception)
+    assert (tmp_path / "out" / "runs" / FAILING_N1 / "grounding.txt").read_text(encoding="utf-8") == \
+        "grounding: FAILED [none]\n  - N1: 1 chat span(s) in an agent that declared no model call\n"
+    assert (tmp_path / "out" / "runs" / FAILING_N1 / "index.html").is_file()
