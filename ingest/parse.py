@@ -41,8 +41,9 @@ _envelope_native = _native_switch.load(
                           REGISTERED, PROJECTED, FAIRSHARING_FIELDS, WITHHELD_TYPE))
 
 # Bump when parsing changes what is stored: runs loaded by an older parser are reloaded.
-PARSER_VERSION = 5  # 3: evidence.snapshot_ref_json; 4: runs.outcome/evidence/delegations_problem;
-                    # 5: a span line with context is never OTLP, a mixed file unlintable, completed_at in years 1-9999
+PARSER_VERSION = 6  # 3: evidence.snapshot_ref_json; 4: runs.outcome/evidence/delegations_problem;
+                    # 5: a span line with context is never OTLP, a mixed file unlintable, completed_at in years 1-9999;
+                    # 6: JSON nested past json.loads' depth (996-1024 levels, orjson took it) is unparsable
 
 ENVELOPE = "envelope.json"
 SPANS = "spans.jsonl"
