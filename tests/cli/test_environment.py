@@ -21,13 +21,14 @@ def gw(cwd: Path, env: dict, *args) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("value", ["1KB", "abc", "-5MB"])
-@pytest.mark.parametrize("command", ["nightly", "ingest", "watch"])
-def test_an_ingest_memory_that_is_no_usable_size_is_one_line(tmp_path, command, value):
+@pytest.mark.parametrize("variable, command", [("GROUNDWORK_INGEST_MEMORY", "nightly"), ("GROUNDWORK_INGEST_MEMORY", "ingest"),
+                                               ("GROUNDWORK_INGEST_MEMORY", "watch"), ("GROUNDWORK_MEMORY", "nightly"),
+                                               ("GROUNDWORK_MEMORY", "watch")])
+def test_a_memory_setting_that_is_no_usable_size_is_one_line(tmp_path, variable, command, value):
     args = [command, CORPUS_RUNS, "-w", "w.duckdb"] + (["--out", "rep"] if command == "nightly" else [])
-    done = gw(tmp_path, {"GROUNDWORK_INGEST_MEMORY": value}, *args)
+    done = gw(tmp_path, {variable: value}, *args)
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == (f"groundwork: error: GROUNDWORK_INGEST_MEMORY={value} is not a memory size of 16MB or "
-                           "more (e.g. 128MB, 1GB)\n")
+    assert done.stderr == f"groundwork: error: {variable}={value} is not a memory size of 16MB or more (e.g. 128MB, 1GB)\n"
     assert list(tmp_path.iterdir()) == []
 
 
@@ -43,17 +44,6 @@ def test_good_values_are_taken(tmp_path):
               "ingest", CORPUS_RUNS, "-w", "w.duckdb", "-q")
     assert done.returncode in (0, 1), done.stderr
     assert (tmp_path / "w.duckdb").exists()
-
-
-@pytest.mark.parametrize("value", ["1KB", "abc"])
-@pytest.mark.parametrize("command", ["nightly", "watch"])
-def test_a_job_memory_that_is_no_usable_size_is_one_line(tmp_path, command, value):
-    args = [command, CORPUS_RUNS, "-w", "w.duckdb"] + (["--out", "rep"] if command == "nightly" else [])
-    done = gw(tmp_path, {"GROUNDWORK_MEMORY": value}, *args)
-    assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == (f"groundwork: error: GROUNDWORK_MEMORY={value} is not a memory size of 16MB or "
-                           "more (e.g. 128MB, 1GB)\n")
-    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("command", ["lint", "verify"])

@@ -1,7 +1,8 @@
 """A Ctrl-C ends any command with one line, `groundwork: interrupted`, and exit code 2 (the job
-was not done): never a traceback, whether the SIGINT lands in Python, in a DuckDB query (whose
-client raises its own error for it) or, as a terminal sends it to the whole process group, in
-the ingest's parser processes while they start or wait for work. The next nightly then runs."""
+was not done; a SIGTERM likewise, naming it): never a traceback, whether the SIGINT lands in
+Python, in a DuckDB query (whose client raises its own error for it) or, as a terminal sends it
+to the whole process group, in the ingest's parser processes while they start or wait for work.
+The next nightly then runs."""
 
 from __future__ import annotations
 
@@ -43,10 +44,15 @@ def alive(pid: int) -> bool:
         return False
 
 
-def ctrl_c(proc: subprocess.Popen) -> tuple[int, str]:
-    """SIGINT to the group (what Ctrl-C at a terminal does); (exit code, stderr)."""
+# (signal, the line it ends a command with): Ctrl-C at a terminal sends SIGINT to the process
+# group, systemd stopping a unit SIGTERM to every process of it
+STOPS = [(signal.SIGINT, "groundwork: interrupted\n"), (signal.SIGTERM, "groundwork: interrupted (SIGTERM)\n")]
+
+
+def ctrl_c(proc: subprocess.Popen, sig: int = signal.SIGINT) -> tuple[int, str]:
+    """``sig`` to the group (SIGINT: what Ctrl-C at a terminal does); (exit code, stderr)."""
     try:
-        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, sig)
         _, err = proc.communicate(timeout=120)
     finally:
         try:
@@ -56,14 +62,15 @@ def ctrl_c(proc: subprocess.Popen) -> tuple[int, str]:
     return proc.returncode, err
 
 
-def test_ctrl_c_in_a_query_is_one_line(tmp_path):
+@pytest.mark.parametrize("sig, line", STOPS)
+def test_ctrl_c_in_a_query_is_one_line(tmp_path, sig, line):
     wh = tmp_path / "w.duckdb"
     shutil.copyfile(ROOT / "warehouse.duckdb.example", wh)
     # ~50 s of work: still running when the signal comes
     proc = start(["sql", "-w", wh, "SELECT sum(hash(a.range * b.range)) FROM range(100000) a, range(100000) b"])
     time.sleep(3)
     assert proc.poll() is None
-    assert ctrl_c(proc) == (2, "groundwork: interrupted\n")
+    assert ctrl_c(proc, sig) == (2, line)
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +80,8 @@ def archive(tmp_path_factory) -> Path:
     return base / "a" / "runs"
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.5])
-def test_ctrl_c_while_the_parser_processes_start_or_work(archive, tmp_path, delay):
+@pytest.mark.parametrize("delay, sig, line", [(0.0, *STOPS[0]), (0.5, *STOPS[0]), (0.5, *STOPS[1])])
+def test_ctrl_c_while_the_parser_processes_start_or_work(archive, tmp_path, delay, sig, line):
     wh, out = tmp_path / "w.duckdb", tmp_path / "out"
     proc = start(["nightly", archive, "-w", wh, "--out", out, "-q"])
     deadline = time.monotonic() + 120
@@ -83,14 +90,16 @@ def test_ctrl_c_while_the_parser_processes_start_or_work(archive, tmp_path, dela
         time.sleep(0.005)
     time.sleep(delay)
     workers = children(proc.pid)
-    rc, err = ctrl_c(proc)
+    rc, err = ctrl_c(proc, sig)
     if rc == 1 and "interrupted" not in err:
         pytest.skip("the nightly finished before the signal came")  # a very fast machine
-    assert (rc, err) == (2, "groundwork: interrupted\n")
+    assert (rc, err) == (2, line)
     deadline = time.monotonic() + 30   # the parser processes end with the main one
     while [w for w in workers if alive(w)]:
         assert time.monotonic() < deadline, [w for w in workers if alive(w)]
         time.sleep(0.1)
+    spill = tmp_path / "w.duckdb.tmp"   # DuckDB's spill files go with the warehouse's connection
+    assert not spill.exists() or list(spill.iterdir()) == []
     again = subprocess.run(GW + ["nightly", str(archive), "-w", str(wh), "--out", str(out), "-q"],
                            env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=300)
     assert again.returncode in (0, 1), again.stderr
@@ -100,51 +109,3 @@ def test_ctrl_c_while_the_parser_processes_start_or_work(archive, tmp_path, dela
     finally:
         con.close()
 
-
-def test_sigterm_in_a_query_is_one_line(tmp_path):
-    wh = tmp_path / "w.duckdb"
-    shutil.copyfile(ROOT / "warehouse.duckdb.example", wh)
-    proc = start(["sql", "-w", wh, "SELECT sum(hash(a.range * b.range)) FROM range(100000) a, range(100000) b"])
-    time.sleep(3)
-    assert proc.poll() is None
-    proc.send_signal(signal.SIGTERM)   # `kill PID`
-    try:
-        _, err = proc.communicate(timeout=120)
-    finally:
-        proc.kill()
-    assert (proc.returncode, err) == (2, "groundwork: interrupted (SIGTERM)\n")
-
-
-def test_sigterm_to_a_nightly_ends_it_cleanly(archive, tmp_path):
-    """systemd stopping a nightly's unit sends SIGTERM to every process of it: one line, exit 2,
-    the parser processes gone, no DuckDB spill file left behind, and the next nightly runs."""
-    wh, out = tmp_path / "w.duckdb", tmp_path / "out"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(GW + ["nightly", str(archive), "-w", str(wh), "--out", str(out), "-q"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while not children(proc.pid):
-        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-        time.sleep(0.005)
-    time.sleep(0.5)
-    workers = children(proc.pid)
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        _, err = proc.communicate(timeout=120)
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    if proc.returncode in (0, 1):
-        pytest.skip("the nightly finished before the signal came")  # a very fast machine
-    assert (proc.returncode, err) == (2, "groundwork: interrupted (SIGTERM)\n")
-    deadline = time.monotonic() + 30
-    while [w for w in workers if alive(w)]:
-        assert time.monotonic() < deadline, [w for w in workers if alive(w)]
-        time.sleep(0.1)
-    spill = tmp_path / "w.duckdb.tmp"
-    assert not spill.exists() or list(spill.iterdir()) == []
-    again = subprocess.run(GW + ["nightly", str(archive), "-w", str(wh), "--out", str(out), "-q"],
-                           env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True, text=True, timeout=300)
-    assert again.returncode in (0, 1), again.stderr
