@@ -204,7 +204,7 @@ def check_sources(path: str | Path, *, already_loaded=frozenset(), pins: PinChec
             file, identity = str(Path(entry.file).resolve()), _identity(entry.file)   # stat first, then read
             read = not (pins.trust and loaded and identity is not None and pins.known.get(file) == (identity, entry.pin))
         if not loaded:
-            copies[entry.copy_id] = load_copy(entry, records_to=records_to)   # its bytes are not held past their decoding
+            copies[entry.copy_id] = load_copy(entry, records_to=records_to)   # (reads it through, pin first)
         elif read:
             read_through(entry)
         if pins is not None and read and identity is not None and _settled(identity):
@@ -329,17 +329,18 @@ def _jsonl_lines(entry: SourceEntry):
     its whole text gives them, read again a line at a time (its pin checked again at the end: a
     file changed in between is refused)."""
     digest = hashlib.sha256()
-    rest = b""
+    pending: list[bytes] = []   # the blocks of a line not ended yet
     for block in itertools.chain(_blocks(entry), [None]):
         if block is not None:
             digest.update(block)
-            rest += block
-            cut = rest.rfind(b"\n") + 1
+            cut = block.rfind(b"\n") + 1
             if not cut:
+                pending.append(block)
                 continue
-            chunk, rest = rest[:cut], rest[cut:]
+            pending.append(block[:cut])
+            chunk, pending = b"".join(pending), [block[cut:]]
         else:
-            chunk, rest = rest, b""
+            chunk, pending = b"".join(pending), []
         try:
             text = chunk.decode("utf-8")
         except UnicodeDecodeError:
