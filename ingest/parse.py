@@ -90,7 +90,8 @@ def _load_json_file(f: FileEntry | None, path: str, issues: Issues, crash_lint: 
                    crash_lint, crash_verify)
         return False, None, False
     try:
-        value, fast = parse(text, needs_exact_bytes(f.data))
+        # (a file neither check reads: not refused for a depth the workbench's parser would refuse)
+        value, fast = parse(text, needs_exact_bytes(f.data), deep=not (crash_lint or crash_verify))
     except RecursionError:
         issues.add(path, None, K.MALFORMED_JSON, "JSON nested too deeply for Python's json module", crash_lint, crash_verify)
         return False, None, False

@@ -51,11 +51,13 @@ def maybe_deep(text: str) -> bool:
     return len(text) >= 2 * _DEEP_BRACKETS and text.count("[") + text.count("{") >= _DEEP_BRACKETS
 
 
-def parse(text: str, exact: bool):
+def parse(text: str, exact: bool, deep: bool = False):
     """``(value, fast)``: json.loads semantics; ``fast`` is True when orjson parsed the text, i.e.
     the value holds no integer beyond 64 bits, no NaN/Infinity and no lone surrogate, so orjson
-    can also serialise it (see dumps)."""
-    if not exact and not maybe_deep(text):
+    can also serialise it (see dumps). ``deep``: a text nested past json.loads' depth is parsed
+    (by orjson, up to its 1024 levels) rather than refused as json.loads refuses it: for a file
+    the workbench does not parse (request.json), as the C reader of ingest parses it."""
+    if not exact and (deep or not maybe_deep(text)):
         import orjson  # here, not at the top: a drop-in process seldom needs it (~13 ms of imports)
 
         try:
