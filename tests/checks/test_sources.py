@@ -144,8 +144,9 @@ def test_a_trusted_copy_is_read_again_only_once_its_file_changed(tmp_path, monke
     entry = data_file(tmp_path, "r.jsonl", jsonl(RECORD_A))
     cfg = write_config(tmp_path, [{"snapshot_refs": ["a"], "id_field": "source_id", **entry}])
     read = []
-    real = sources_mod.read_through   # every read of a data file starts with its pin check
-    monkeypatch.setattr(sources_mod, "read_through", lambda e: read.append(e.path) or real(e))
+    for name in ("read_through", "check_pin"):   # every read of a data file: its pin checked
+        real = getattr(sources_mod, name)
+        monkeypatch.setattr(sources_mod, name, lambda e, real=real: read.append(e.path) or real(e))
     con = connect(":memory:")
     load_into_warehouse(con, cfg)                                # read, not recorded
     load_into_warehouse(con, cfg, pinned_files="trust")          # just written: read, not recorded
