@@ -196,9 +196,13 @@ def compile_bytecode() -> None:
         compileall.compile_dir(ROOT / package, quiet=1)
 
 
+CACHES = "caches"  # the folder of the workdir that holds fresh_cache's folders, removed when bench.py ends
+
+
 def fresh_cache(work: Path) -> Path:
     """A new, empty folder for $XDG_CACHE_HOME: no groundwork cache (groundwork/core/cachedir.py)."""
-    return Path(tempfile.mkdtemp(prefix="xdg-", dir=work))
+    (work / CACHES).mkdir(exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix="xdg-", dir=work / CACHES))
 
 
 def cache_env(xdg: Path) -> dict:
@@ -909,6 +913,8 @@ def main(argv=None) -> None:
     finally:
         res["loadavg_after"] = os.getloadavg()
         res["seconds"] = time.perf_counter() - started
+        if not args.keep:
+            shutil.rmtree(work / CACHES, ignore_errors=True)
         if not args.keep and not args.workdir:
             shutil.rmtree(work, ignore_errors=True)
     print(f"\nload average before {res['loadavg_before']}, after {res['loadavg_after']}; {res['seconds'] / 60:.1f} min")
