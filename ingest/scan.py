@@ -77,11 +77,18 @@ class RunListing:
     reject: tuple[str, str] | None = None    # (kind, message) when the folder itself is unusable
 
     def files_fingerprint(self) -> str:
-        """Over (path, size, mtime) of every file: equal -> the run is skipped unread."""
+        """Over (path, size, mtime) of every file, and the entries not read (``problems``):
+        equal -> the run is skipped unread."""
         files = self.files
-        return hashlib.sha256("".join([
+        return hashlib.sha256(("".join([
             f"{rel}\0{f.size}\0{f.mtime_ns}\0{f.error[0] if f.error else ''}\n"
-            for rel, f in sorted(files.items())]).encode("utf-8")).hexdigest()
+            for rel, f in sorted(files.items())]) + self._problems_text()).encode("utf-8")).hexdigest()
+
+    def _problems_text(self) -> str:
+        """The entries listed but not read (a symlinked folder, a name that is not UTF-8, ...):
+        one changes the run's issues though no file changed. Empty when there are none, so the
+        fingerprints of the other runs stay what they were."""
+        return "".join(f"\1{rel}\0{kind}\0{message}\n" for rel, kind, message in sorted(self.problems))
 
     def sizes_unchanged(self) -> bool:
         """True when every file read had the size it was listed with (so the listing's
@@ -90,9 +97,9 @@ class RunListing:
 
     def content_fingerprint(self) -> str:
         """Over (path, SHA-256 of the bytes) of every file: equal -> unchanged even if touched."""
-        return hashlib.sha256("".join([
+        return hashlib.sha256(("".join([
             f"{rel}\0{f.sha256}\0{f.error[0] if f.error else ''}\n"
-            for rel, f in sorted(self.files.items())]).encode("utf-8")).hexdigest()
+            for rel, f in sorted(self.files.items())]) + self._problems_text()).encode("utf-8")).hexdigest()
 
 
 def list_run(root: str, root_real: str, name: str) -> RunListing:

@@ -379,3 +379,20 @@ def test_an_index_touched_without_a_change_is_not_parsed_again(tmp_path, monkeyp
     ingest(runs, con)
     assert parsed == [] and _index_state(con) == before
     assert con.execute("SELECT mtime_ns FROM archive_files WHERE path = 'invocations.jsonl'").fetchall() == [(1,)]
+
+
+def test_an_entry_added_to_or_removed_from_an_unchanged_run_folder_updates_its_issues(tmp_path):
+    """A folder's entries that are not read (a symlinked folder, a file name that is not UTF-8)
+    are issues of the run: adding or removing one changes no file, yet an ingest that reads the
+    folder again must record or clear the issue as a clean ingest does."""
+    runs, (inv, _) = archive(tmp_path, PASS_RETRIEVAL, PASS_NONE)
+    con, _ = ingest(runs)
+    os.symlink(runs / inv, runs / inv / "loop")
+    os.close(os.open(os.path.join(os.fsencode(runs / inv), b"bad-\xff"), os.O_CREAT | os.O_WRONLY))
+    _, again = ingest(runs, con)
+    assert again.runs_loaded == 1
+    assert issues(con) == issues(ingest(runs)[0]) != []
+    (runs / inv / "loop").unlink()
+    os.unlink(os.path.join(os.fsencode(runs / inv), b"bad-\xff"))
+    _, fixed = ingest(runs, con)
+    assert fixed.runs_loaded == 1 and issues(con) == []
