@@ -13,6 +13,9 @@ from groundwork.ingest.issues import Issues
 from groundwork.ingest.scan import INDEX_FILE
 
 INDEX_LINES = 2000  # invocations.jsonl lines per parse task (process_index_lines)
+# ... and bytes: a block ends once its lines reach this many bytes (lines of up to MAX_LINE
+# bytes each: 2,000 of them would hold the index whole, however large)
+INDEX_BYTES = 4 << 20
 
 
 def index_blocks(lines, first_line: int, issues: list):
@@ -26,15 +29,18 @@ def numbered_index_blocks(numbered, issues: list):
     line order, where a line over MAX_LINE bytes is its length (an int) instead of its bytes: it
     becomes an issue in ``issues``. (A Spark task gets its share of the index numbered so.)"""
     buf = []
+    size = 0
     for line_no, raw in numbered:
         if isinstance(raw, int):  # a line over MAX_LINE bytes, dropped as it streamed by
             issues.append((INDEX_FILE, line_no, K.LINE_TOO_LONG,
                            f"line is {raw:,} bytes, over {MAX_LINE // (1 << 20)} MiB; not loaded"))
             continue
         buf.append((line_no, raw))
-        if len(buf) >= INDEX_LINES:
+        size += len(raw)
+        if len(buf) >= INDEX_LINES or size >= INDEX_BYTES:
             yield buf
             buf = []
+            size = 0
     if buf:
         yield buf
 

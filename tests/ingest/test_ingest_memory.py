@@ -185,3 +185,23 @@ def test_what_an_open_transaction_holds_does_not_grow_with_its_runs(tmp_path, mo
     large, large_result = _held_at_commit_kb(_indexed_archive(tmp_path / "large", 8192), monkeypatch)
     assert (small_result.runs_loaded, large_result.runs_loaded) == (1024, 8192)
     assert (large - small) * 1024 < 128 * (8192 - 1024), (small, large)
+
+
+def test_an_index_of_long_lines_is_parsed_in_bounded_memory(tmp_path):
+    """invocations.jsonl lines each under the 16 MiB line limit but together far over it (a
+    sparse file: lines of zero bytes, no disk written) go to the parser in blocks bounded in
+    bytes, not only in lines: the ingest holds a block, never the file (before: 2,000 lines a
+    block, so the whole 480 MiB index at once: ~690 MB added). What one line of 12 MiB costs to
+    read and parse, ~165 MB, is the same for 6 such lines as for 48."""
+    runs, _ = archive(tmp_path, PASS_RETRIEVAL)
+    lines, size = 40, 12 << 20
+    with open(runs / "invocations.jsonl", "wb") as fh:
+        for n in range(1, lines + 1):
+            fh.seek(n * size - 1)
+            fh.write(b"\n")
+    out = subprocess.run([sys.executable, "-c", PROBE, str(runs)], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "GROUNDWORK_INGEST_WORKERS": "0"})
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["added_mb"] < 256, got["added_mb"]
+    assert sorted(line for path, line, *_ in got["issues"] if path == "invocations.jsonl") == list(range(1, lines + 1))
