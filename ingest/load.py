@@ -1245,18 +1245,19 @@ def _dir_watermark(root: str) -> int | None:
 # runs to list again at a quick scan (besides new folder names): written shortly before the last
 # scan (maybe still being written: the workbench writes a run's files one after the other, its
 # index line in between, docs/rules.md#run-folder), lacking a file (incomplete, maybe an empty
-# folder listed just after it was made), loaded by the last scan or since without a complete
-# sources.txt (the file the workbench writes last; complete: ending with its newline, as the watch
-# has it, docs/rules.md#complete-run-folders): a copy of the archive may bring the rest later, and
-# once is enough (a workbench before the source check never writes it, and looking into every run
-# without one at every quick scan would cost the archive; the full scan looks into them all), or
-# parsed by another parser version.
+# folder listed just after it was made), loaded by the last scan or since without sources.txt
+# (the file the workbench writes last): a copy of the archive may bring it later, and once is
+# enough (a workbench before the source check never writes it, and looking into every run without
+# one at every quick scan would cost the archive; the full scan looks into them all), holding a
+# sources.txt not yet complete (complete: ending with its newline, as the watch has it,
+# docs/rules.md#complete-run-folders; a file being written or copied: looked into until it is,
+# however many scans that takes), or parsed by another parser version.
 _RECHECK_SQL = """
 SELECT DISTINCT invocation_id FROM run_files WHERE mtime_ns >= $since
 UNION SELECT invocation_id FROM ingest_issues WHERE kind = $missing_file AND invocation_id IS NOT NULL
 UNION SELECT invocation_id FROM runs WHERE parser_version IS DISTINCT FROM $parser
-UNION SELECT invocation_id FROM runs WHERE NOT missing AND ingest_id >= $last_scan
-                                     AND (recorded_sources IS NULL OR NOT suffix(recorded_sources, $newline))
+UNION SELECT invocation_id FROM runs WHERE NOT missing AND ingest_id >= $last_scan AND recorded_sources IS NULL
+UNION SELECT invocation_id FROM runs WHERE NOT missing AND NOT suffix(recorded_sources, $newline)
 """
 
 

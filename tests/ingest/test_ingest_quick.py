@@ -230,6 +230,31 @@ def test_a_run_loaded_without_sources_txt_is_looked_into_once_more_whatever_its_
     assert (third.scan, third.runs_loaded) == ("quick", 0)
 
 
+def test_a_run_whose_sources_txt_lacks_its_newline_is_looked_into_until_it_ends(archive, two_archives):
+    """A sources.txt that does not end with its newline is a file still being written or copied
+    (the workbench's ends with one): the run is looked into by every quick scan until it does,
+    not once only (before: a copy that brought the rest two nightlies later, with old mtimes, left
+    the run judged on the cut file until a full scan)."""
+    con, _ = ingest(archive, full_scan=False)
+    src = two_archives[1]
+    cut = run_names(src)[3]
+    shutil.copytree(src / cut, archive / cut, ignore=shutil.ignore_patterns("sources.txt"))
+    whole = (src / cut / "sources.txt").read_bytes()
+    (archive / cut / "sources.txt").write_bytes(whole[:-1])
+    settle(archive)
+    os.utime(archive)
+    _, first = ingest(archive, con, full_scan=False)
+    assert first.changed_runs == [cut]
+    _, second = ingest(archive, con, full_scan=False)    # still cut: looked into, unchanged
+    assert (second.scan, second.runs_loaded) == ("quick", 0)
+    (archive / cut / "sources.txt").write_bytes(whole)
+    settle(archive)
+    _, third = ingest(archive, con, full_scan=False)
+    assert (third.scan, third.changed_runs) == ("quick", [cut])
+    assert run_row(con, cut)["recorded_sources"] == whole.decode("utf-8")
+    assert snapshot(con) == fresh_snapshot(archive)
+
+
 def test_an_index_line_whose_folder_is_missing_is_indexed_as_by_a_fresh_ingest(archive, two_archives):
     con, _ = ingest(archive, full_scan=False)
     with open(archive / "invocations.jsonl", "ab") as fh:
