@@ -185,10 +185,31 @@ def is_confined(con: duckdb.DuckDBPyConnection) -> bool:
     return not con.execute("SELECT current_setting('enable_external_access')").fetchall()[0][0]
 
 
-def _refuse_confined(sql: str, found: list[tuple[int, duckdb.Statement]]) -> None:
-    """SqlError (refused) for the first statement of ``found`` a confined session refuses."""
+# EXPLAIN's own words before the statement it explains: `EXPLAIN [ANALYZE] ...` or
+# `EXPLAIN (options) ...`, with any whitespace and comments between them.
+_GAP = r"(?:\s|--[^\n]*(?:\n|$)|/\*.*?\*/)*"
+_EXPLAIN = re.compile(rf"^{_GAP}EXPLAIN{_GAP}(?:ANALY[SZ]E\b|\([^)]*\))?", re.IGNORECASE | re.DOTALL)
+
+
+def _explained(con: duckdb.DuckDBPyConnection, stmt: duckdb.Statement) -> duckdb.StatementType | None:
+    """The type of the statement an EXPLAIN statement explains (EXPLAIN ANALYZE runs it: a
+    COPY ... TO inside it writes its file), or None when it cannot be told."""
+    m = _EXPLAIN.match(stmt.query)
+    if not m:
+        return None
+    try:
+        inner = con.extract_statements(stmt.query[m.end():])
+    except duckdb.Error:
+        return None
+    return inner[0].type if len(inner) == 1 else None
+
+
+def _refuse_confined(con: duckdb.DuckDBPyConnection, sql: str, found: list[tuple[int, duckdb.Statement]]) -> None:
+    """SqlError (refused) for the first statement of ``found`` a confined session refuses (also
+    inside an EXPLAIN)."""
     for offset, stmt in found:
-        what = REFUSED_WHEN_CONFINED.get(stmt.type)
+        kind = _explained(con, stmt) if stmt.type == duckdb.StatementType.EXPLAIN else stmt.type
+        what = REFUSED_WHEN_CONFINED.get(kind)
         if what is not None:
             line = sql.count("\n", 0, offset) + 1
             raise SqlError(f"{what} is not allowed (at line {line})", refused=True)
@@ -206,7 +227,7 @@ def run(con: duckdb.DuckDBPyConnection, sql: str, params: dict | None = None, *,
     found = statements(con, sql)
     _no_progress_bar(con)
     if is_confined(con):
-        _refuse_confined(sql, found)
+        _refuse_confined(con, sql, found)
     for i, (offset, stmt) in enumerate(found):
         used = {k: v for k, v in (params or {}).items() if k in stmt.named_parameters}
         try:

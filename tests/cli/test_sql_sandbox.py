@@ -50,6 +50,10 @@ def refused_statements(d) -> dict[str, str]:
         "COPY prepared, then executed": f"PREPARE p AS COPY (SELECT * FROM runs) TO '{d / 'w.duckdb.tmp' / 'y.csv'}'; "
                                         "EXECUTE p",
         "EXECUTE": "EXECUTE p",
+        # EXPLAIN ANALYZE runs the statement it explains
+        "COPY inside EXPLAIN ANALYZE": f"EXPLAIN ANALYZE COPY (SELECT * FROM runs) TO '{d / 'w.duckdb.tmp' / 'z.csv'}'",
+        "COPY inside EXPLAIN (options), after comments": (
+            f"/* a */ explain -- b\n (ANALYZE, FORMAT json) copy (SELECT * FROM runs) TO '{d / 'w.duckdb.tmp' / 'z.csv'}'"),
     }
 
 
