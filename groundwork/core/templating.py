@@ -4,7 +4,7 @@ The checks render their messages over groundwork/checks/templates (groundwork.ch
 the reports and the commands' outputs over reports/templates (groundwork.reports.render); both
 build their environment here, so both have the same settings and text filters.
 
-Autoescape is on for .html/.xml templates (agents control most strings in a run) and off for
+Autoescape is on for .html/.xml templates (and .html.j2/.xml.j2) (agents control most strings in a run) and off for
 .txt/.md templates, whose output must be byte-identical to the workbench's.
 
 Compiled templates are kept between processes (``TemplateCache``): compiling the ~25 templates
@@ -74,7 +74,7 @@ def build_environment(templates_dir: str | os.PathLike, cache: TemplateCache | N
     """A Jinja environment over ``templates_dir`` with the project's settings and text filters."""
     env = Environment(
         loader=FileSystemLoader(str(templates_dir)),
-        autoescape=select_autoescape(enabled_extensions=("html", "htm", "xml", "svg"), default_for_string=False),
+        autoescape=select_autoescape(enabled_extensions=("html", "htm", "xml", "svg", "html.j2", "xml.j2"), default_for_string=False),
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

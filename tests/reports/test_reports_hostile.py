@@ -139,3 +139,23 @@ def test_huge_strings_cannot_bloat_the_fleet_report(tmp_path):
     assert "more characters]" in (tmp_path / "fleet.html").read_text()
     # The exact texts are not cut.
     assert (tmp_path / "runs" / "big" / "grounding.txt").read_text() == f"grounding: FAILED [{huge}]\n  - {huge}\n"
+
+
+def test_lint_and_verify_junit_outputs_escape_hostile_strings():
+    """`groundwork lint/verify --format junit` render lint/junit.xml.j2 and verify/junit.xml.j2:
+    autoescaped like the nightly's junit.xml (a `.xml.j2` name is an XML template too)."""
+    from types import SimpleNamespace
+
+    from groundwork.reports.render import render
+
+    lint_xml = render("lint/junit.xml.j2", suites=[("G2", "title", [(EVIL_ID, EVIL_MSG)])],
+                      unlintable=[SimpleNamespace(invocation_id=EVIL_ID, reason=EVIL)],
+                      findings=[("GW4", EVIL_ID, EVIL)])
+    root = ET.fromstring(lint_xml)
+    names = [c.get("name") for c in root.iter("testcase")]
+    assert names.count(EVIL_ID) == 3 and "<script>" not in lint_xml
+    assert [f.get("message") for f in root.iter("failure")][-1] == EVIL_MSG
+    run = SimpleNamespace(invocation_id=EVIL_ID, status="failed", codes=["S1"], violations=[EVIL], summary=EVIL_MSG)
+    verify_xml = render("verify/junit.xml.j2", runs=[run], failed=1, unverifiable=0, sources_path=EVIL, seconds=0.1)
+    case = ET.fromstring(verify_xml).find(".//testcase")
+    assert case.get("name") == EVIL_ID and case.find("failure").text == EVIL_MSG and "<script>" not in verify_xml
