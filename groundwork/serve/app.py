@@ -25,6 +25,7 @@ from urllib.parse import urlencode
 
 import orjson
 from starlette.applications import Starlette
+from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
@@ -47,6 +48,15 @@ from groundwork.serve.snapshot import Snapshots
 from groundwork.serve.web import AllowedHosts, Page, SecurityHeaders, environment, rule_url, run_url, stylesheet, when
 
 CELL_LIMIT = 2000   # characters of a /sql result cell shown in the HTML table
+
+
+class RunIdConvertor(PathConvertor):
+    """A run id in a URL: any characters, a newline too (Starlette's ``path`` is ``.*``, which
+    stops at a newline, so such a run's link from the runs list answered 404)."""
+    regex = r"[\s\S]*"
+
+
+register_url_convertor("run_id", RunIdConvertor())
 
 
 # ------------------------------------------------------------------------------------- the app
@@ -255,9 +265,9 @@ def create_app(warehouse: str | Path, *, snapshots: Snapshots | None = None, tim
 
     routes = [Route(path, guarded(endpoint)) for path, endpoint in (
         ("/", runs_list),
-        ("/runs/{invocation_id:path}/grounding.txt", run_text),
-        ("/runs/{invocation_id:path}/sources.txt", run_text),
-        ("/runs/{invocation_id:path}/", run_page),
+        ("/runs/{invocation_id:run_id}/grounding.txt", run_text),
+        ("/runs/{invocation_id:run_id}/sources.txt", run_text),
+        ("/runs/{invocation_id:run_id}/", run_page),
         ("/rules", rule_list),
         ("/rules.html", rules_anchor),
         ("/rules/{code}", rule_page),

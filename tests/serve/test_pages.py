@@ -225,6 +225,24 @@ def test_a_run_id_with_url_characters_is_linked_quoted(hostile_client):
     assert hostile_client.get(f"/runs/{quote(EVIL_ID, safe='')}/").status_code == 200
 
 
+def test_a_run_id_with_a_newline_has_its_pages(tmp_path):
+    """A run id is the agent's string: its page and texts answer whatever characters it holds."""
+    from report_rows import add_pass, add_run, add_verdict
+    from groundwork.core.warehouse import connect
+    run_id = "two\nlines\r\n"
+    con = connect(tmp_path / "w.duckdb")
+    add_run(con, run_id, agent="fake.none", mode="none")
+    add_pass(con, 1, rules="N1")
+    add_verdict(con, 1, run_id, [("N1", "N1: 1 chat span(s) in an agent that declared no model call")], mode="none")
+    con.close()
+    with TestClient(create_app(tmp_path / "w.duckdb")) as client:
+        url = f"/runs/{quote(run_id, safe='')}/"
+        assert f'href="{url}"' in client.get("/").text
+        assert client.get(url).status_code == 200
+        text = client.get(url + "grounding.txt")
+        assert text.status_code == 200 and text.text.startswith("grounding: FAILED")
+
+
 def test_an_unexpected_failure_is_a_500_page_and_one_line(tmp_path, capfd):
     """A warehouse copy that lost a view the pages read: the page says so, no traceback anywhere."""
     import shutil
