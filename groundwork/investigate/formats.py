@@ -10,7 +10,7 @@ from typing import Callable, Iterator, TextIO
 
 import orjson
 
-from groundwork.core.escape import visible
+from groundwork.core.escape import md, visible
 from groundwork.investigate.session import Result
 
 TABLE_SAMPLE_ROWS = 1000
@@ -188,10 +188,12 @@ def write_json(result: Result, out: TextIO) -> int:
 
 def _md(value) -> str:
     """One Markdown table cell: line breaks (LF, CR or both) as <br>, other control, format and
-    separator characters as visible escapes, backslash and pipe escaped."""
+    separator characters as visible escapes, and every character Markdown would read as syntax
+    (pipe, backslash, link, emphasis, HTML, entity: escape.md) escaped, so a run's string is
+    shown as it is, never as markup."""
     s = "" if value is None else text(value)
     lines = s.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    return "<br>".join(visible(line).replace("\\", "\\\\").replace("|", "\\|") for line in lines)
+    return "<br>".join(md(line) for line in lines)
 
 
 def write_markdown(result: Result, out: TextIO) -> int:

@@ -83,8 +83,18 @@ def test_markdown_escapes_pipes_and_right_aligns_numbers(warehouse, monkeypatch,
     code, out, _ = gw(monkeypatch, capsys, "sql", "SELECT agent_id, evidence_count FROM runs ORDER BY 1",
                       "-w", str(warehouse), "-f", "markdown")
     assert code == 0
-    assert out == ("| agent_id | evidence_count |\n|---|---:|\n"
+    assert out == ("| agent\\_id | evidence\\_count |\n|---|---:|\n"
                    "| hello\\|world | 0 |\n| r3.advisor | 2 |\n")
+
+
+def test_markdown_shows_a_runs_markup_as_text(warehouse, monkeypatch, capsys):
+    """`--format markdown` is for pasting where Markdown is rendered: a run's string must not
+    become HTML, a link, emphasis or an entity there (`&amp;` is shown as those five characters)."""
+    code, out, _ = gw(monkeypatch, capsys, "sql", "SELECT '<script>x</script> [l](javascript:alert(1)) *b* &amp;' AS s",
+                      "-w", str(warehouse), "-f", "markdown")
+    assert code == 0
+    assert out.splitlines()[2] == ("| \\<script\\>x\\</script\\> \\[l\\]\\(javascript\\:alert\\(1\\)\\) "
+                                   "\\*b\\* \\&amp; |")
 
 
 def test_several_statements_show_the_last_result(warehouse, monkeypatch, capsys):
@@ -194,7 +204,7 @@ def test_table_and_markdown_show_control_characters_never_send_them(warehouse, m
     assert out.splitlines()[2].startswith("a\\x1b[31m\\rb\\u202e\\x07 | 1 |")
     code, out, _ = gw(monkeypatch, capsys, "sql", HOSTILE, "-w", str(warehouse), "--format", "markdown")
     assert code == 0
-    assert out.splitlines()[2].startswith("| a\\\\x1b[31m<br>b\\\\u202e\\\\x07 | 1 |")
+    assert out.splitlines()[2].startswith("| a\\\\x1b\\[31m<br>b\\\\u202e\\\\x07 | 1 |")
     assert "\x1b" not in out and "\r" not in out and "\u202e" not in out and "\x07" not in out
 
 
