@@ -18,7 +18,7 @@ def register(app: typer.Typer) -> None:
         query: str = typer.Argument(..., help="SQL to run (several statements: the last one's result is shown); - reads stdin."),
         warehouse: str = options.warehouse_option(", opened read-only"),
         fmt: Format = typer.Option(Format.table, "--format", "-f", help="Output format."),
-        max_width: int = typer.Option(40, "--max-width", help="table format: cut cells longer than this."),
+        max_width: int = typer.Option(40, "--max-width", min=1, help="table format: cut cells longer than this."),
         allow_files: bool = typer.Option(False, ALLOW_FILES_FLAG, help=ALLOW_FILES_HELP),
         config: str = options.config_option(),
     ) -> None:

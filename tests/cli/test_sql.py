@@ -233,3 +233,11 @@ def test_sql_that_is_not_utf8_is_one_clear_line(warehouse, monkeypatch, capsys):
     code, out, err = gw(monkeypatch, capsys, "sql", "SELECT 1 AS \udcff", "-w", str(warehouse))
     assert (code, out) == (2, "")
     assert err == "groundwork: error: the SQL is not valid UTF-8 text (character 13)\n"
+
+
+@pytest.mark.parametrize("command", [["sql", "SELECT 'abcdef' AS x"], ["query", "--list"]])
+@pytest.mark.parametrize("width", ["0", "-5"])
+def test_a_max_width_below_one_is_refused(warehouse, monkeypatch, capsys, command, width):
+    """A cell cut to nothing (every value shown as "…") is no table: the width is refused."""
+    code, out, _ = gw(monkeypatch, capsys, *command, "-w", str(warehouse), "--max-width", width)
+    assert code == 2 and out == ""
