@@ -16,6 +16,7 @@ as `$name` parameters, never pasted into the SQL.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,7 +143,10 @@ def convert(param: Param, raw: str, where: str = ""):
         if param.type == "int":
             return int(raw)
         if param.type == "float":
-            return float(raw)
+            value = float(raw)
+            if not math.isfinite(value):   # NaN compares above every number in DuckDB: `x < nan` holds for all
+                raise ValueError
+            return value
         if param.type == "date":
             return dt.date.fromisoformat(raw)
         if param.type == "timestamp":
@@ -154,7 +158,7 @@ def convert(param: Param, raw: str, where: str = ""):
                 return False
             raise ValueError
     except ValueError:
-        shape = {"date": " (YYYY-MM-DD)", "timestamp": " (YYYY-MM-DD[THH:MM:SS])"}.get(param.type, "")
+        shape = {"float": " (a finite number)", "date": " (YYYY-MM-DD)", "timestamp": " (YYYY-MM-DD[THH:MM:SS])"}.get(param.type, "")
         raise QueryError(f"{label}: expected {param.type}{shape}, got {raw!r}") from None
     return raw
 

@@ -125,6 +125,9 @@ def test_cli_list_names_every_query_and_its_params(monkeypatch, capsys):
     (["runs_citing_source"], "needs --param source_id=VALUE"),
     (["runs_citing_source", "-p", "source_id=a", "-p", "colour=red"], "has no parameter 'colour'"),
     (["agent_violation_rate", "-p", "since=last week"], "param since: expected date"),
+    # NaN compares above every number in DuckDB: near_ms=nan made every later chat a near miss
+    (["chat_before_retrieval", "-p", "near_ms=nan"], "param near_ms: expected float (a finite number), got 'nan'"),
+    (["chat_before_retrieval", "-p", "near_ms=-inf"], "param near_ms: expected float (a finite number), got '-inf'"),
     (["runs_citing_source", "-p", "source_id"], "--param expects NAME=VALUE, got 'source_id'"),
     (["no_such_query"], "no saved query 'no_such_query'; known: "),
     ([], "name a saved query, or use --list"),
