@@ -9,6 +9,7 @@ the executors import the installed groundwork (README: "Beyond one machine: Spar
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 
@@ -29,6 +30,23 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Interrupts(logging.Filter):
+    """py4j logs a KeyboardInterrupt that reaches it mid-call (Ctrl-C, or the SIGTERM the CLI
+    turns into one) with its traceback, through the root logger, and then fails the call with a
+    Py4JNetworkError: the record is dropped and the interrupt remembered, so the job ends as an
+    interrupted one (one line), neither with a traceback nor as "Spark job failed"."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt):
+            self.seen = True
+            return False
+        return True
+
+
 def main(argv=None) -> int:
     p = parser()
     args = p.parse_args(argv)
@@ -37,6 +55,8 @@ def main(argv=None) -> int:
         return 0
     if args.runs is None or args.out is None:
         p.error("RUNS and --out are required")
+    interrupts = _Interrupts()
+    logging.getLogger().addFilter(interrupts)
     try:
         check_inputs(args.runs, args.sources, args.texts, args.reports)  # a wrong path first, pyspark or not
         check_pyspark()  # one line when it is missing, before anything imports it
@@ -48,15 +68,23 @@ def main(argv=None) -> int:
         print(f"groundwork: error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # noqa: BLE001 - a Spark or file-system failure: one line, not a traceback
+        if interrupts.seen:
+            raise KeyboardInterrupt from None   # `groundwork spark run`: "groundwork: interrupted"
         if os.environ.get("GROUNDWORK_DEBUG"):
             raise
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         print(f"groundwork: error: Spark job failed: {type(exc).__name__}: {first} "
               "(set GROUNDWORK_DEBUG=1 for a traceback)", file=sys.stderr)
         return 2
+    finally:
+        logging.getLogger().removeFilter(interrupts)
     print(result.totals_line())
     return result.exit_code
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("groundwork: interrupted", file=sys.stderr)
+        sys.exit(2)
