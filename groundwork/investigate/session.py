@@ -185,6 +185,14 @@ def is_confined(con: duckdb.DuckDBPyConnection) -> bool:
     return not con.execute("SELECT current_setting('enable_external_access')").fetchall()[0][0]
 
 
+# Refused statements by their first word: an EXPLAIN whose inner statement cannot be read is
+# refused when such a word is anywhere in it.
+_REFUSED_WORDS = {"COPY": duckdb.StatementType.COPY, "ATTACH": duckdb.StatementType.ATTACH,
+                  "DETACH": duckdb.StatementType.DETACH, "EXPORT": duckdb.StatementType.EXPORT,
+                  "INSTALL": duckdb.StatementType.LOAD, "LOAD": duckdb.StatementType.LOAD,
+                  "PREPARE": duckdb.StatementType.PREPARE, "EXECUTE": duckdb.StatementType.EXECUTE}
+_REFUSED_WORD = re.compile(rf"\b({'|'.join(_REFUSED_WORDS)})\b", re.IGNORECASE)
+
 # EXPLAIN's own words before the statement it explains: `EXPLAIN [ANALYZE] ...` or
 # `EXPLAIN (options) ...`, with any whitespace and comments between them.
 _GAP = r"(?:\s|--[^\n]*(?:\n|$)|/\*.*?\*/)*"
@@ -193,15 +201,18 @@ _EXPLAIN = re.compile(rf"^{_GAP}EXPLAIN{_GAP}(?:ANALY[SZ]E\b|\([^)]*\))?", re.IG
 
 def _explained(con: duckdb.DuckDBPyConnection, stmt: duckdb.Statement) -> duckdb.StatementType | None:
     """The type of the statement an EXPLAIN statement explains (EXPLAIN ANALYZE runs it: a
-    COPY ... TO inside it writes its file), or None when it cannot be told."""
+    COPY ... TO inside it writes its file). When it cannot be told, the type a refused keyword in
+    the text names (so an EXPLAIN whose words this cannot read is refused rather than run), else None."""
     m = _EXPLAIN.match(stmt.query)
-    if not m:
-        return None
-    try:
-        inner = con.extract_statements(stmt.query[m.end():])
-    except duckdb.Error:
-        return None
-    return inner[0].type if len(inner) == 1 else None
+    if m:
+        try:
+            inner = con.extract_statements(stmt.query[m.end():])
+        except duckdb.Error:
+            inner = []
+        if len(inner) == 1:
+            return inner[0].type
+    word = _REFUSED_WORD.search(stmt.query)
+    return _REFUSED_WORDS[word.group(1).upper()] if word else None
 
 
 def _refuse_confined(con: duckdb.DuckDBPyConnection, sql: str, found: list[tuple[int, duckdb.Statement]]) -> None:

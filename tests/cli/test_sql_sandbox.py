@@ -54,6 +54,8 @@ def refused_statements(d) -> dict[str, str]:
         "COPY inside EXPLAIN ANALYZE": f"EXPLAIN ANALYZE COPY (SELECT * FROM runs) TO '{d / 'w.duckdb.tmp' / 'z.csv'}'",
         "COPY inside EXPLAIN (options), after comments": (
             f"/* a */ explain -- b\n (ANALYZE, FORMAT json) copy (SELECT * FROM runs) TO '{d / 'w.duckdb.tmp' / 'z.csv'}'"),
+        "COPY inside an EXPLAIN whose options cannot be read": (
+            f"EXPLAIN (ANALYZE, FORMAT ')') COPY (SELECT * FROM runs) TO '{d / 'w.duckdb.tmp' / 'z.csv'}'"),
     }
 
 
