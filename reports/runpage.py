@@ -135,7 +135,8 @@ def write_pages(con, out: Path, p: data.Passes, meta: dict, manifest: manifests.
             sl = slug(inv)
             d = runs_dir / sl
             tl = page.pop("_timeline")
-            html = render_html("run.html", d={"meta": meta, "run": page}, tl=tl, root="../../")
+            texts = [name for name in ("grounding.txt", "sources.txt") if (d / name).exists()]   # write_texts' files
+            html = render_html("run.html", d={"meta": meta, "run": page}, tl=tl, root="../../", texts=texts)
             write_atomic(d / "index.html", html)
             manifest.put("pages", sl, current[sl])
             result.pages_written += 1

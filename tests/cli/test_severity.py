@@ -105,6 +105,19 @@ def test_a_warn_finding_is_listed_and_fails_nothing(second_night, monkeypatch, c
     assert code == 0 and passing in listed and "GW2: 2 span records share span id" in listed, err
 
 
+def test_the_page_of_a_passing_run_with_a_warn_finding_links_only_files_written(second_night):
+    """A passing run's texts are written only when they differ from the archive's: its page (made
+    for its warn finding) linked grounding.txt and sources.txt all the same, to nothing."""
+    run, passing, w, out = second_night
+    code, stdout, err = run('[severity]\nGW2 = "warn"\n')
+    assert code == 0, (stdout, err)
+    folder = out / "runs" / passing
+    page = (folder / "index.html").read_text(encoding="utf-8")
+    links = [h for h in re.findall(r'href="([^"#]+)"', page) if not h.startswith(("../", "data:"))]
+    assert links == [h for h in links if (folder / h).exists()]
+    assert not (folder / "grounding.txt").exists() and "Today's grounding.txt" in page   # shown on the page itself
+
+
 def test_an_off_finding_leaves_the_reports_but_not_the_warehouse(second_night):
     run, passing, w, out = second_night
     code, stdout, err = run('[severity]\nGW2 = "off"\n')
