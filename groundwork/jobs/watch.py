@@ -177,6 +177,8 @@ class Watch:
             check_sources(self.sources, records_to=lambda rows: None)
         if self.poll is not None and not self.poll > 0:
             raise GroundworkError("--poll takes a number of seconds above 0")
+        if not self.waiting.settle >= 0:   # negative (or NaN): a folder still being written would be judged
+            raise GroundworkError("--settle takes a number of seconds, 0 or more")
         if self.warehouse != ":memory:":
             try:
                 Path(self.warehouse).parent.mkdir(parents=True, exist_ok=True)

@@ -163,6 +163,18 @@ def test_jobs_that_cannot_be_done_exit_2_with_one_line(tmp_path, monkeypatch, ca
     assert len(err.strip().splitlines()) == 1 and err.startswith("groundwork: error: "), err
 
 
+@pytest.mark.parametrize("settle", [-1.0, float("nan")])
+def test_a_negative_settle_is_refused_before_any_work(tmp_path, settle):
+    """--settle -1 made every folder "unchanged long enough" at once: a run still being written
+    was judged (--poll refused the same values)."""
+    from groundwork.core.errors import GroundworkError
+    from groundwork.jobs.watch import Watch
+
+    with pytest.raises(GroundworkError, match="--settle takes a number of seconds, 0 or more"):
+        Watch(tmp_path, warehouse=tmp_path / "w.duckdb", settle=settle)._check_inputs()
+    assert not (tmp_path / "w.duckdb").exists()
+
+
 @pytest.mark.parametrize("command", ["watch", "nightly"])
 def test_a_fifo_given_as_sources_is_named_as_such_not_missing(tmp_path, monkeypatch, capsys, command):
     import os
