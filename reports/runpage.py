@@ -29,6 +29,14 @@ from groundwork.reports.render import render_html
 
 BATCH = 5000        # runs per page-data batch
 MAX_TIMELINE_ROWS = 400
+# A page lists at most PAGE_ROWS rows of each table (violations, unresolved items, grounded_on,
+# evidence, retrievals, delegations) and at most PAGE_TEXT_LINES lines of PAGE_TEXT_CHARS
+# characters of each text, and says how many more there are: the whole of them is in the
+# report's grounding.txt / sources.txt / violations.jsonl and in the archive. (One envelope of
+# 100,000 grounded_on entries, each a G2 and a G3: a 71 MB page that took 1 GB to render.)
+PAGE_ROWS = 1000
+PAGE_TEXT_LINES = 300
+PAGE_TEXT_CHARS = 64 * 1024
 _PAGE_TEMPLATES = ("run.html", "_layout.html", "_style.css", "_rules.html")
 # The sql/reports/ queries a run page is made from (collect), one per table.
 _PAGE_QUERIES = ("run_page_runs", "run_page_lint", "run_page_verify", "run_page_violations", "run_page_unresolved",
@@ -191,8 +199,8 @@ def collect(con, p: data.Passes, ids: list[str]) -> dict[str, dict]:
     runs = _group(con, "run_page_runs")
     lint = _group(con, "run_page_lint", lint=p.lint_id)
     verify = _group(con, "run_page_verify", verify=p.verify_id)
-    viol = _group(con, "run_page_violations", lint=p.lint_id, verify=p.verify_id)
-    unresolved = _group(con, "run_page_unresolved", verify=p.verify_id)
+    viol = _group(con, "run_page_violations", lint=p.lint_id, verify=p.verify_id, cap=PAGE_ROWS)
+    unresolved = _group(con, "run_page_unresolved", verify=p.verify_id, cap=PAGE_ROWS)
     spans = _group(con, "run_page_spans")
     refs = _group(con, "run_page_payload_refs")
     evidence = _group(con, "run_page_evidence")
@@ -202,22 +210,49 @@ def collect(con, p: data.Passes, ids: list[str]) -> dict[str, dict]:
         run = (runs.get(inv) or [{"invocation_id": inv}])[0]
         for k in ("completed_at",):
             run[k] = data._iso(run.get(k))
+        for k in ("g_summary", "s_summary", "recorded_grounding", "recorded_sources"):
+            run[k], run[k + "_more"] = clip_text(run.get(k))
         v = viol.get(inv, [])
+        un = unresolved.get(inv, [])
         sp = place_in_tree(spans.get(inv, []))
+        sides = _sides(refs.get(inv, []), evidence.get(inv, []), sp, deleg.get(inv, []))
+        more = {"violations": v[0]["total"] - len(v) if v else 0, "unresolved": un[0]["total"] - len(un) if un else 0}
+        for k in ("refs", "evidence", "retrievals"):
+            more[k] = max(0, len(sides[k]) - PAGE_ROWS)
+            sides[k] = sides[k][:PAGE_ROWS]
+        dl = deleg.get(inv, [])
+        more["delegations"] = max(0, len(dl) - PAGE_ROWS)
         pages[inv] = {
             **run,
             "slug": slug(inv),
             "lint": (lint.get(inv) or [None])[0],
             "verify": (verify.get(inv) or [None])[0],
             "violations": v,
-            "unresolved": unresolved.get(inv, []),
-            "sides": _sides(refs.get(inv, []), evidence.get(inv, []), sp, deleg.get(inv, [])),
-            "delegations": deleg.get(inv, []),
+            "unresolved": un,
+            "sides": sides,
+            "delegations": dl[:PAGE_ROWS],
+            "more": more,
             "span_rows": len(sp),
             "_timeline": timeline(sp, [x["message"] for x in v]),
         }
     con.execute("DROP TABLE IF EXISTS report_batch")
     return pages
+
+
+def clip_text(text: str | None) -> tuple[str | None, int]:
+    """``text`` cut to what a page shows (PAGE_TEXT_LINES lines, PAGE_TEXT_CHARS characters, at a
+    line's end where it can be), and how many of its lines were left out."""
+    if text is None or (len(text) <= PAGE_TEXT_CHARS and text.count("\n") < PAGE_TEXT_LINES):
+        return text, 0
+    head = text[:PAGE_TEXT_CHARS]
+    cut = 0
+    for _ in range(PAGE_TEXT_LINES):
+        nl = head.find("\n", cut)
+        if nl < 0:
+            break
+        cut = nl + 1
+    shown = head[:cut] if cut else head
+    return shown, text.count("\n", len(shown)) + (0 if text.endswith("\n") else 1)
 
 
 def place_in_tree(spans: list[dict]) -> list[dict]:

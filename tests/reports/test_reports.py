@@ -474,3 +474,48 @@ def test_a_nightly_that_reuses_its_baselines_passes(two_nights, tmp_path):
     assert cells["G1"][-2:] == [4, 4] and cells["N1"][-2:] == [2, 2]
     agents = data.trend_agents_by_lint(con, [2, 3], ["agent.one", "agent.two"])
     assert [[(x["runs"], x["failing"]) for x in a["points"]] for a in agents] == [[(3, 2), (3, 2)], [(4, 3), (4, 3)]]
+
+
+def test_a_run_page_lists_a_bounded_part_of_a_huge_run_and_says_how_much_more_there_is(tmp_path):
+    """One envelope may hold 100,000 grounded_on entries, each a violation: its page lists the first
+    PAGE_ROWS rows of each table and PAGE_TEXT_LINES lines of each text, and says what it left out
+    (the whole is in the texts and violations.jsonl), instead of a page of 70 MB."""
+    con = connect(":memory:")
+    refs = [(f"src:r{i}", f"{i:064x}") for i in range(1203)]
+    add_run(con, "big", refs=refs, recorded_grounding="".join(f"line {i}\n" for i in range(2000)))
+    add_pass(con, 1)
+    messages = [f"G2: payload rests on 'src:r{i}' ({i:012x}…) which was not retrieved in this invocation" for i in range(2500)]
+    add_verdict(con, 1, "big", [("G2", messages[0])], summary="grounding: FAILED [retrieval]" + "".join(f"\n  - {m}" for m in messages))
+    con.execute("DELETE FROM lint_violations")
+    con.execute("INSERT INTO lint_violations (lint_id, invocation_id, seq, code, message) "
+                "SELECT 1, 'big', i, 'G2', m FROM (SELECT unnest(range(2500)) AS i, unnest(?::VARCHAR[]) AS m)", [messages])
+    add_nightly(con, 1, 1, None, exit_status=None)
+    build_reports(con, tmp_path, Passes(lint_id=1, nightly_id=1), META)
+    path = tmp_path / "runs" / "big" / "index.html"
+    assert path.stat().st_size < 800_000      # each of the 2,500 violations listed: over 1 MB
+    html = path.read_text(encoding="utf-8")
+    listed = re.findall(r'<td class="mono">(G2: payload rests on [^<]*)</td>', html)
+    assert [m.replace("&#39;", "'") for m in listed] == messages[:runpage.PAGE_ROWS]
+    text = " ".join("".join(parse(path).text).split())
+    assert "1500 more violations not listed here: every one is in today's texts and in the report's violations.jsonl." in text
+    assert "203 more entries not listed here." in text
+    assert ("../../violations.jsonl" in [a["href"] for tag, a in parse(path).tags if tag == "a"])
+    today = re.search(r'<pre id="today-grounding">(.*?)</pre>', html, re.S).group(1)
+    assert today.startswith("grounding: FAILED [retrieval]\n  - G2: payload rests on &#39;src:r0&#39;")
+    assert today.count("\n") == runpage.PAGE_TEXT_LINES        # the header and 299 violations, each with its newline
+    assert today.endswith('<span class="muted">… 2201 more lines not shown</span>')   # 2,501 lines in all
+    recorded = re.search(r'<pre id="recorded-grounding">(.*?)</pre>', html, re.S).group(1)
+    assert recorded.startswith("line 0\nline 1\n") and "line 299\n<span" in recorded
+    assert recorded.endswith("… 1700 more lines not shown</span>")
+    # the report's own grounding.txt is whole
+    assert (tmp_path / "runs" / "big" / "grounding.txt").read_text(encoding="utf-8").count("\n") == 2501
+
+
+def test_a_page_text_is_cut_at_a_line_end_and_a_single_huge_line_is_cut_too():
+    assert runpage.clip_text(None) == (None, 0)
+    assert runpage.clip_text("a\nb") == ("a\nb", 0)
+    long_line = "x" * (runpage.PAGE_TEXT_CHARS + 10)
+    assert runpage.clip_text(long_line) == ("x" * runpage.PAGE_TEXT_CHARS, 1)
+    assert runpage.clip_text(long_line + "\nmore\n") == ("x" * runpage.PAGE_TEXT_CHARS, 2)
+    text = "short\n" + long_line + "\n"
+    assert runpage.clip_text(text) == ("short\n", 1)
