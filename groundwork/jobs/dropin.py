@@ -54,6 +54,25 @@ def _load(con, spans, envelope) -> str:
     return key
 
 
+def _refuse_otlp(con, key: str, spans) -> None:
+    """A spans file in OTLP/JSON (docs/rules.md#spans: ingest reads it, the workbench never
+    writes it): `workbench lint` reads every line as its own span form, so its first line lacks a
+    required key and the workbench crashes there (spec 2.2) — whatever the envelope holds. (A
+    mixed file is already unlintable through its ingest issue.)"""
+    row = con.execute("SELECT span_format FROM runs WHERE invocation_id = ?", [key]).fetchone()
+    if row is None or row[0] != "otlp":
+        return
+    import json
+
+    with open(spans, "rb") as fh:
+        lines = fh.read().decode("utf-8").splitlines()
+    line_no, line = next((n, text) for n, text in enumerate(lines, 1) if text.strip())
+    doc = json.loads(line)
+    missing = next(k for k in ("name", "context", "start_time", "end_time") if k not in doc)
+    raise GroundworkError(f"the workbench linter cannot lint these files ({spans} line {line_no}: "
+                          f"span line lacks the required key {missing!r})")
+
+
 def lint_pair(spans, envelope):
     """The lint verdict (checks.lint.RunVerdict) of one spans.jsonl and envelope.json (its
     ``grounding_txt`` is never None)."""
@@ -71,6 +90,7 @@ def lint_pair(spans, envelope):
     con = _one_run_warehouse((reads - set(derived.NAMES)) | {LINT_CONTEXT})
     try:
         key = _load(con, spans, envelope)
+        _refuse_otlp(con, key, spans)
         verdict = lint_one(con, key, chosen)
         if verdict.grounding_txt is None:
             # an issue that crashes the linter wherever it stops; else the verdict's reason (a

@@ -404,3 +404,28 @@ def test_an_error_line_stays_one_readable_line_whatever_the_run_put_in_it(tmp_pa
     code, out, err = run_main(monkeypatch, capfd, "lint", hostile / "spans.jsonl", run / "envelope.json")
     assert (code, out) == (2, b"")
     assert err.count(b"\n") == 1 and b"\x1b" not in err and b"a\\x0ab\\x1b[31m" in err, err
+
+
+@pytest.mark.parametrize("form", ["bare", "batch"])
+def test_an_otlp_spans_file_is_refused_as_the_workbench_crashes_on_it(form, tmp_path, monkeypatch, capfd):
+    """`workbench lint` reads every spans line as its own span form (spec 2.2: a line without
+    `context` makes its reader raise; 7: a traceback). An OTLP/JSON file, which ingest reads
+    (docs/rules.md#spans), is therefore a crash for the drop-in: one line, exit 2, no report."""
+    folder = CORPUS / "runs" / "01a22a33-c7c6-73a2-b254-cc7c3efa4c0d"  # pass/none/record
+    spans = []
+    for line in (folder / "spans.jsonl").read_text(encoding="utf-8").splitlines():
+        doc = json.loads(line)
+        spans.append({"traceId": doc["context"]["trace_id"][2:], "spanId": doc["context"]["span_id"][2:],
+                      "parentSpanId": (doc["parent_id"] or "0x")[2:], "name": doc["name"], "kind": 1,
+                      "startTimeUnixNano": "1790000000000000000", "endTimeUnixNano": "1790000000000001000",
+                      "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in doc["attributes"].items()]})
+    if form == "bare":
+        text, missing = "".join(json.dumps(s) + "\n" for s in spans), "context"
+    else:
+        text, missing = json.dumps({"resourceSpans": [{"resource": {"attributes": []},
+                                                        "scopeSpans": [{"scope": {"name": "s"}, "spans": spans}]}]}) + "\n", "name"
+    path = tmp_path / "spans.jsonl"
+    path.write_text("\n" + text, encoding="utf-8")
+    got = run_main(monkeypatch, capfd, "lint", path, folder / "envelope.json")
+    assert got == (2, b"", (f"groundwork: error: the workbench linter cannot lint these files ({path} line 2: "
+                            f"span line lacks the required key {missing!r})\n").encode())
