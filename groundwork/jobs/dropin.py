@@ -13,6 +13,8 @@ lint runs on one connection (groundwork.checks.onerun): no pyarrow, no worker th
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 from groundwork.core.engine import duckdb
@@ -57,18 +59,18 @@ def _load(con, spans, envelope) -> str:
 def _refuse_otlp(con, key: str, spans) -> None:
     """A spans file in OTLP/JSON (docs/rules.md#spans: ingest reads it, the workbench never
     writes it): `workbench lint` reads every line as its own span form, so its first line lacks a
-    required key and the workbench crashes there (spec 2.2) — whatever the envelope holds. (A
+    required key and the workbench crashes there (docs/rules.md#spans) — whatever the envelope holds. (A
     mixed file is already unlintable through its ingest issue.)"""
     row = con.execute("SELECT span_format FROM runs WHERE invocation_id = ?", [key]).fetchone()
     if row is None or row[0] != "otlp":
         return
-    import json
-
-    with open(spans, "rb") as fh:
-        lines = fh.read().decode("utf-8").splitlines()
-    line_no, line = next((n, text) for n, text in enumerate(lines, 1) if text.strip())
-    doc = json.loads(line)
-    missing = next(k for k in ("name", "context", "start_time", "end_time") if k not in doc)
+    with open(spans, "rb") as fh:   # its first line with text (the ingest parsed it: OTLP), read alone
+        line_no, line = next(((n, raw) for n, raw in enumerate(fh, 1) if raw.strip()), (1, b""))
+    try:   # (a line the ingest split further, at a separator other than \n: its first part)
+        doc = json.loads(line.decode("utf-8").splitlines()[0])
+        missing = next(k for k in ("name", "context", "start_time", "end_time") if k not in doc)
+    except (ValueError, IndexError, TypeError, StopIteration):
+        missing = "context"
     raise GroundworkError(f"the workbench linter cannot lint these files ({spans} line {line_no}: "
                           f"span line lacks the required key {missing!r})")
 
