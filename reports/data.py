@@ -415,10 +415,12 @@ def _slot_label(at: _dt.datetime, seconds: int) -> str:
 def trend_by_completion(con, p: Passes, agents: list) -> dict:
     """Runs judged now, failing and new per slot of completion time (the slot width chosen from
     COMPLETION_SLOTS; the latest MAX_SLOTS slots, oldest first, empty slots included), and per
-    rule code and per agent of ``agents`` the runs failing per slot."""
-    rng = _one(con, "completion_range")
+    rule code and per agent of ``agents`` the runs failing per slot. Runs that completed after the
+    nightly's ingest ended are left out (``after`` counts them, completion_range)."""
+    rng = _one(con, "completion_range", nightly=p.nightly_id)
+    after = int(rng.get("after") or 0)
     if not rng or rng.get("last") is None:
-        return {"slot": None, "points": [], "rules": [], "agents": []}
+        return {"slot": None, "points": [], "rules": [], "agents": [], "after": after}
     first, last = rng["first"], rng["last"]
     span = (last - first).total_seconds()
     width, secs = next(((w, n) for w, n in COMPLETION_SLOTS if span / n < MAX_SLOTS - 1), COMPLETION_SLOTS[-1])
@@ -426,7 +428,7 @@ def trend_by_completion(con, p: Passes, agents: list) -> dict:
     # must not leave Python's years (OverflowError), so they stop at its edges.
     window = _dt.timedelta(seconds=secs * (MAX_SLOTS - 1))
     since = first if last - _dt.datetime.min < window else max(first, last - window)
-    totals = {r["slot"]: r for r in rows(con, "trend_by_completion", width=width, since=since)}
+    totals = {r["slot"]: r for r in rows(con, "trend_by_completion", width=width, since=since, last=last)}
     slots = []
     if totals:
         at, end = min(totals), max(totals)
@@ -441,11 +443,11 @@ def trend_by_completion(con, p: Passes, agents: list) -> dict:
                "failing": int(totals.get(a, {}).get("failing", 0)), "new": int(totals.get(a, {}).get("new", 0))}
               for a in slots]
     per_rule: dict[str, dict] = {}
-    for r in rows(con, "trend_rules_by_completion", width=width, since=since):
+    for r in rows(con, "trend_rules_by_completion", width=width, since=since, last=last):
         per_rule.setdefault(r["code"], {})[r["slot"]] = r["runs"]
     per_agent: dict = {}
     if agents:
-        for r in rows(con, "trend_agents_by_completion", width=width, since=since, **_agent_params(agents)):
+        for r in rows(con, "trend_agents_by_completion", width=width, since=since, last=last, **_agent_params(agents)):
             per_agent[(r["slot"], r["agent_id"])] = r
     return {
         "slot": width,
@@ -454,6 +456,7 @@ def trend_by_completion(con, p: Passes, agents: list) -> dict:
         "agents": [{"agent_id": ag, "points": [{"runs": int(per_agent.get((a, ag), {}).get("runs", 0)),
                                                 "failing": int(per_agent.get((a, ag), {}).get("failing", 0))} for a in slots]}
                    for ag in agents],
+        "after": after,
     }
 
 

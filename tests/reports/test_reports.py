@@ -519,3 +519,37 @@ def test_a_page_text_is_cut_at_a_line_end_and_a_single_huge_line_is_cut_too():
     assert runpage.clip_text(long_line + "\nmore\n") == ("x" * runpage.PAGE_TEXT_CHARS, 2)
     text = "short\n" + long_line + "\n"
     assert runpage.clip_text(text) == ("short\n", 1)
+
+
+def test_a_run_completed_in_the_future_does_not_empty_the_trend_by_completion(tmp_path):
+    """The by-completion window ends at the latest completion: one run dated 9999-12-31 (or next
+    month, a clock's error) made it one slot of that run, every other run outside it. Runs that
+    completed after the nightly's ingest ended are left out of it, and the page says how many."""
+    import datetime as dt
+
+    con = connect(":memory:")
+    for i in range(10):
+        add_run(con, f"r{i}", completed=dt.datetime(2026, 11, 20, i, 0, 0))
+    add_run(con, "future", completed=dt.datetime(9999, 12, 31, 23, 59, 59))
+    add_run(con, "skewed", completed=dt.datetime(2026, 12, 20))
+    add_pass(con, 1)
+    for inv in [f"r{i}" for i in range(10)] + ["future", "skewed"]:
+        add_verdict(con, 1, inv, [G1] if inv in ("r3", "future") else [])
+    add_nightly(con, 1, 1, None, exit_status=None)
+    con.execute("INSERT INTO ingests (ingest_id, started_at, finished_at) VALUES (1, '2026-11-21 09:00:00', '2026-11-21 09:05:00')")
+    con.execute("UPDATE nightlies SET ingest_id = 1")
+    p = Passes(lint_id=1, nightly_id=1)
+    data.build_state(con, p)
+    trend = data.trend_by_completion(con, p, ["fake.retrieval"])
+    assert trend["slot"] == "10 minutes" and trend["after"] == 2
+    assert sum(pt["runs"] for pt in trend["points"]) == 10 and sum(pt["failing"] for pt in trend["points"]) == 1
+    assert trend["points"][0]["at"] == "2026-11-20T00:00:00Z" and trend["points"][-1]["at"] == "2026-11-20T09:00:00Z"
+    assert [sum(r["points"]) for r in trend["rules"]] == [1]
+    assert sum(pt["runs"] for pt in trend["agents"][0]["points"]) == 10
+    build_reports(con, tmp_path, p, META)
+    text = " ".join("".join(parse(tmp_path / "fleet.html").text).split())
+    assert ("2 runs completed after this nightly's ingest ended, so in the future of its clock: "
+            "left out of the charts by completion time.") in text
+    # without a finished ingest to go by (a report outside a nightly), every run counts, as before
+    con.execute("UPDATE nightlies SET ingest_id = NULL")
+    assert data.trend_by_completion(con, p, [])["after"] == 0
