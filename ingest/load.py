@@ -349,6 +349,7 @@ class _Writer:
         # meanwhile): count corrections and rejected-folder issues to swap (``_Loader.close_writer``)
         self.recount: dict[str, int] = {"loaded": 0, "unchanged": 0, "rejected": 0}
         self.rejected_swap: list[tuple[list, list]] = []
+        self.stopping = False  # ``stop``: write nothing more
         self.thread = threading.Thread(target=self._run, name="groundwork-ingest-writer", daemon=True)
         self.thread.start()
 
@@ -366,6 +367,25 @@ class _Writer:
         self.thread.join()
         self._check()
 
+    def stop(self) -> None:
+        """End the thread, writing nothing more (the main thread stopped, at a Ctrl-C or SIGTERM,
+        say): the statement it runs is interrupted, the batches queued are dropped, the open
+        transaction is rolled back. It returns once the thread has ended, whatever interrupts it
+        meanwhile: a thread left inside DuckDB when the process ends (its statement calling back
+        into an interpreter being finalised) made the C++ runtime abort the process ("FATAL:
+        exception not rethrown", exit -6) in about one SIGTERM in ten during an ingest."""
+        self.stopping = True
+        while self.thread.is_alive():
+            try:
+                try:
+                    self.queue.put_nowait(None)
+                except queue.Full:
+                    pass
+                self.con.interrupt()
+                self.thread.join(0.05)
+            except KeyboardInterrupt:
+                continue
+
     def _check(self) -> None:
         if self.error is not None:
             err, self.error = self.error, None
@@ -374,6 +394,11 @@ class _Writer:
     def _run(self) -> None:
         while True:
             batch = self.queue.get()
+            if batch is None and self.stopping:
+                if self.open:
+                    self.open = False
+                    _rollback(self.con)
+                return
             if batch is None:
                 if self.error is None:
                     try:
@@ -382,8 +407,8 @@ class _Writer:
                         self._fail(exc)
                 return
             try:
-                if self.error is not None:
-                    continue  # drain; the main thread re-raises
+                if self.error is not None or self.stopping:
+                    continue  # drain; the main thread re-raises (or has stopped)
                 self._write(batch)
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 self._fail(exc)
@@ -730,10 +755,14 @@ class _Loader:
     def close_writer(self, result: IngestResult) -> None:
         """Wait for every batch to be written (re-raising a writer error)."""
         if self.writer is not None:
-            writer, self.writer = self.writer, None
+            writer = self.writer
             try:
                 writer.close()
+            except BaseException:
+                writer.stop()   # (an interrupt while waiting: the thread must not outlive the ingest)
+                raise
             finally:
+                self.writer = None
                 result.issues_new += writer.issues_new
                 result.runs_loaded += writer.recount["loaded"]
                 result.runs_unchanged += writer.recount["unchanged"]

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import time
 
 import pytest
 
@@ -205,3 +206,38 @@ def test_a_large_file_no_rule_reads_is_fingerprinted_not_held(tmp_path):
     assert con.execute("SELECT size, sha256 FROM run_files WHERE file_name = 'crate/blob.bin'").fetchall() == [
         (len(blob), hashlib.sha256(blob).hexdigest())]
     assert _good_rows(con, good) == _clean(tmp_path, good)
+
+
+def test_an_interrupt_while_the_ingest_waits_for_its_writer_leaves_no_writer_thread_running(tmp_path):
+    """A Ctrl-C or SIGTERM that reaches the main thread while it waits for the writer thread
+    (the end of every ingest) used to leave that thread writing: the process then ended with it
+    inside DuckDB, and the C++ runtime aborted it (exit -6, "FATAL: exception not rethrown") in
+    about one SIGTERM in ten. The writer is now stopped (its open transaction rolled back) before
+    the interrupt goes on."""
+    from types import SimpleNamespace
+
+    from groundwork.core.warehouse import connect
+
+    con = connect(tmp_path / "w.duckdb")
+    con.execute("CREATE TABLE t (x INTEGER)")
+    writer = load._Writer(con)
+    con.execute("BEGIN")          # as the writer's first batch opens its transaction
+    con.execute("INSERT INTO t VALUES (1)")
+    writer.open = True
+    writer._write = lambda batch: time.sleep(0.5)   # a batch that takes a while to insert
+    writer.put("a batch")
+    real_join, calls = writer.thread.join, []
+
+    def join(timeout=None):
+        if not calls:             # the signal lands while the main thread waits
+            calls.append(timeout)
+            raise KeyboardInterrupt
+        return real_join(timeout)
+
+    writer.thread.join = join
+    owner = SimpleNamespace(writer=writer, rejected_issues=[])
+    with pytest.raises(KeyboardInterrupt):
+        load._Loader.close_writer(owner, load.IngestResult(ingest_id=1, runs_dir=str(tmp_path)))
+    assert not writer.thread.is_alive() and owner.writer is None
+    assert con.execute("SELECT count(*) FROM t").fetchall() == [(0,)]   # rolled back, not committed
+    con.close()
