@@ -4,8 +4,8 @@ The checks render their messages over groundwork/checks/templates (groundwork.ch
 the reports and the commands' outputs over reports/templates (groundwork.reports.render); both
 build their environment here, so both have the same settings and text filters.
 
-Autoescape is on for .html/.xml templates (and .html.j2/.xml.j2) (agents control most strings in a run) and off for
-.txt/.md templates, whose output must be byte-identical to the workbench's.
+Autoescape is on for .html/.xml templates, .html.j2/.xml.j2 too (agents control most strings in
+a run), and off for .txt/.md templates, whose output must be byte-identical to the workbench's.
 
 Compiled templates are kept between processes (``TemplateCache``): compiling the ~25 templates
 a lint or a report uses costs a new process ~30-60 ms; loading them from the cache ~2 ms. A

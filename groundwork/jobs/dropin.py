@@ -14,7 +14,6 @@ lint runs on one connection (groundwork.checks.onerun): no pyarrow, no worker th
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 
 from groundwork.core.engine import duckdb
@@ -57,10 +56,10 @@ def _load(con, spans, envelope) -> str:
 
 
 def _refuse_otlp(con, key: str, spans) -> None:
-    """A spans file in OTLP/JSON (docs/rules.md#spans: ingest reads it, the workbench never
+    """Refuse a spans file in OTLP/JSON (docs/rules.md#spans: ingest reads it, the workbench never
     writes it): `workbench lint` reads every line as its own span form, so its first line lacks a
-    required key and the workbench crashes there (docs/rules.md#spans) — whatever the envelope holds. (A
-    mixed file is already unlintable through its ingest issue.)"""
+    required key and the workbench crashes there, whatever the envelope holds. (A mixed file is
+    already unlintable through its ingest issue.)"""
     row = con.execute("SELECT span_format FROM runs WHERE invocation_id = ?", [key]).fetchone()
     if row is None or row[0] != "otlp":
         return

@@ -1,5 +1,5 @@
 -- completion_range: the first and last completion time of the runs of report_state judged now
--- that completed by the end of nightly $nightly's ingest ($until: its ingests.finished_at; NULL
+-- that completed by the end of nightly $nightly's ingest (until: its ingests.finished_at; NULL
 -- for no nightly, or one without a finished ingest: every run counts), and how many completed
 -- after it (after): a completion time in the future, a clock's error or an agent's, would
 -- otherwise anchor the by-completion trend there and leave every other run out of its window.
