@@ -135,33 +135,44 @@ class Workspace:
 
     def _submit(self, sql: str, work) -> Future:
         import threading
-        from concurrent.futures import Future
+        from concurrent.futures import Future, InvalidStateError
 
         waits = [self._ready[name] for name in sorted(reads(sql)) if name in self._ready]
         outer: Future = Future()
         pending = [len(waits)]
         lock = threading.Lock()
 
+        # A workspace left early (at an interrupt, say) cancels ``outer`` meanwhile: setting a
+        # cancelled future's outcome, or asking a cancelled input for its exception, raised inside
+        # these callbacks, which concurrent.futures logs with its traceback ("exception calling
+        # callback for <Future ... state=cancelled>") under the command's one line.
+        def settle(how, *value) -> None:
+            try:
+                how(*value)
+            except InvalidStateError:   # cancelled meanwhile
+                pass
+
         def finish(inner: Future) -> None:
             if inner.cancelled():
                 outer.cancel()
             elif inner.exception() is not None:
-                outer.set_exception(inner.exception())
+                settle(outer.set_exception, inner.exception())
             else:
-                outer.set_result(inner.result())
+                settle(outer.set_result, inner.result())
 
         def start() -> None:
             try:
                 self._pool.submit(self._task, work).add_done_callback(finish)
             except RuntimeError as exc:  # the pool is shutting down
-                outer.set_exception(exc)
+                settle(outer.set_exception, exc)
 
         def input_done(dep: Future) -> None:
             with lock:
                 if outer.done():
                     return
                 if dep.cancelled() or dep.exception() is not None:
-                    outer.set_exception(dep.exception() or RuntimeError("an input of this query was cancelled"))
+                    settle(outer.set_exception, RuntimeError("an input of this query was cancelled") if dep.cancelled()
+                           else dep.exception())
                     return
                 pending[0] -= 1
                 go = pending[0] == 0

@@ -71,3 +71,35 @@ def test_a_pass_over_some_runs_reads_their_rows_of_the_run_tables_only(tmp_path,
     everything = lint_warehouse(con, record=False, reuse=False).by_id()
     scoped = lint_warehouse(con, runs=some, record=False, reuse=False).by_id()
     assert scoped == {run: everything[run] for run in some}
+
+
+def test_a_query_whose_input_was_cancelled_fails_instead_of_waiting_and_logs_nothing(caplog):
+    """An interrupt leaves the workspace early and cancels the queries not started yet, among
+    them the derived relations others wait for: the callback of such a waiting query asked the
+    cancelled input for its exception, which raised inside the callback (concurrent.futures
+    logged its traceback under the command's one line) and left the query waiting for ever."""
+    import logging
+    import queue
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from groundwork.checks import derived
+
+    pool = ThreadPoolExecutor(1)
+    try:
+        workspace = derived.Workspace(pool, queue.SimpleQueue())
+        name = sorted(derived.NAMES)[0]
+        workspace._ready[name] = source = Future()
+        waiting = workspace._submit(f"SELECT * FROM {name}", lambda cur: "ran")
+        caplog.set_level(logging.ERROR, logger="concurrent.futures")
+        source.cancel()
+        assert waiting.done() and isinstance(waiting.exception(timeout=0), RuntimeError)
+        # and a query cancelled before its input ends: the input's outcome is set on nothing
+        other = Future()
+        workspace._ready[name] = other
+        gone = workspace._submit(f"SELECT * FROM {name}", lambda cur: "ran")
+        gone.cancel()
+        other.set_exception(ValueError("boom"))
+        assert gone.cancelled()
+        assert caplog.records == []
+    finally:
+        pool.shutdown()
