@@ -185,12 +185,11 @@ def is_confined(con: duckdb.DuckDBPyConnection) -> bool:
     return not con.execute("SELECT current_setting('enable_external_access')").fetchall()[0][0]
 
 
-# Refused statements by their first word: an EXPLAIN whose inner statement cannot be read is
-# refused when such a word is anywhere in it.
-_REFUSED_WORDS = {"COPY": duckdb.StatementType.COPY, "ATTACH": duckdb.StatementType.ATTACH,
-                  "DETACH": duckdb.StatementType.DETACH, "EXPORT": duckdb.StatementType.EXPORT,
-                  "INSTALL": duckdb.StatementType.LOAD, "LOAD": duckdb.StatementType.LOAD,
-                  "PREPARE": duckdb.StatementType.PREPARE, "EXECUTE": duckdb.StatementType.EXECUTE}
+# Refused statements by their first word (a statement type's name, and INSTALL, a LOAD
+# statement): an EXPLAIN whose inner statement cannot be read is refused when such a word is
+# anywhere in it.
+_REFUSED_WORDS = {**{t.name: t for t in REFUSED_WHEN_CONFINED if "_" not in t.name},
+                  "INSTALL": duckdb.StatementType.LOAD}
 _REFUSED_WORD = re.compile(rf"\b({'|'.join(_REFUSED_WORDS)})\b", re.IGNORECASE)
 
 # EXPLAIN's own words before the statement it explains: `EXPLAIN [ANALYZE] ...` or
